@@ -1,0 +1,289 @@
+"""The ASGI app: endpoints wired to auth, intake, policy, forwarding, accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager, suppress
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from router import openapi
+from router.accounting import UsageRecorder, UsageRow
+from router.auth import Caller, KeyStore
+from router.backends import Pool
+from router.config import Config
+from router.errors import ProxyError
+from router.intake import check_chat, check_completions, check_embeddings, parse_json_object, read_body
+from router.metrics import CONTENT_TYPE, Metrics
+from router.policy import Classifier, Decision, Policy, load_classifier
+from router.proxy import Forwarder, route_headers
+
+log = logging.getLogger("offload.app")
+
+_PATHS = {"chat": "/chat/completions", "completions": "/completions", "embeddings": "/embeddings"}
+_TOKENS_PER_BYTE = 0.25  # prompt estimate when the upstream never reports usage
+
+
+class Router:
+    """Everything one request needs, built once from the config."""
+
+    def __init__(self, config: Config, classifier: Classifier | None, recorder: UsageRecorder) -> None:
+        self.config = config
+        self.keys = KeyStore(config.auth)
+        self.policy = Policy(config, classifier)
+        self.pool = Pool(config)
+        self.recorder = recorder
+        self.metrics = Metrics(self.pool, recorder)
+        self.forwarder = Forwarder(self.pool, config.routing.capacity, self.finish, self.metrics.fallback)
+        self.store_text = config.database.store_text
+
+    def finish(self, row: UsageRow) -> None:
+        """A request is over: count it and queue its row (never waits on the database)."""
+        self.metrics.observe(row)
+        self.recorder.record(row)
+
+    def decide(self, body: dict[str, Any], request: Request, size: int) -> Decision:
+        t = time.perf_counter()
+        decision = self.policy.decide(body, request.headers, size)
+        self.metrics.decision.observe(time.perf_counter() - t)
+        return decision
+
+    def new_row(self, caller: Caller | None, endpoint: str, body: dict[str, Any], size: int) -> UsageRow:
+        model = body.get("model")
+        return UsageRow(
+            request_id=uuid.uuid4().hex,
+            started_at=datetime.now(UTC),
+            endpoint=endpoint,
+            client=caller.name if caller else None,
+            model_requested=model if isinstance(model, str) else None,
+            stream=body.get("stream") is True,
+            prompt_tokens=int(size * _TOKENS_PER_BYTE),
+            classifier_version=self.policy.classifier_version,
+        )
+
+
+def create_app(
+    config: Config,
+    *,
+    classifier: Classifier | None | bool = True,
+    recorder: UsageRecorder | None = None,
+) -> FastAPI:
+    """The proxy app. ``classifier=True`` loads the configured (or packaged) model."""
+    if classifier is True:
+        classifier = load_classifier(config.routing.classifier_weights)
+    state = Router(config, classifier or None, recorder or UsageRecorder(config.database))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await state.recorder.start()
+        await state.pool.start()
+        try:
+            yield
+        finally:
+            await state.pool.stop()
+            await state.recorder.stop()
+
+    app = FastAPI(title="offload-router", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.router = state
+
+    async def generate(request: Request, endpoint: str) -> Response:
+        t0 = time.perf_counter()
+        caller = state.keys.caller(request.headers)
+        raw = await read_body(request, config.server)
+        body = parse_json_object(raw, config.server)
+        if endpoint == "chat":
+            check_chat(body, config.server)
+        else:
+            check_completions(body)
+        decision = state.decide(body, request, len(raw))
+        _check_route_allowed(caller, decision)
+        row = state.new_row(caller, endpoint, body, len(raw))
+        _decision_into_row(decision, row)
+        if state.store_text:
+            row.prompt_text = raw.decode("utf-8", "replace")
+        work = state.forwarder.forward(body, decision, row, _PATHS[endpoint], t0)
+        return await _unless_disconnected(request, work, row, state)
+
+    @app.post("/v1/chat/completions", openapi_extra=openapi.CHAT)
+    async def chat_completions(request: Request) -> Response:
+        return await generate(request, "chat")
+
+    @app.post("/v1/completions", openapi_extra=openapi.COMPLETIONS)
+    async def completions(request: Request) -> Response:
+        return await generate(request, "completions")
+
+    @app.post("/v1/embeddings", openapi_extra=openapi.EMBEDDINGS)
+    async def embeddings(request: Request) -> Response:
+        t0 = time.perf_counter()
+        caller = state.keys.caller(request.headers)
+        raw = await read_body(request, config.server)
+        body = parse_json_object(raw, config.server)
+        check_embeddings(body)
+        backend = _embeddings_backend(config, request.headers.get("x-offload-route"))
+        decision = Decision(None, None, config.backends[backend].route_name, backend, "embeddings")
+        _check_route_allowed(caller, decision)
+        row = state.new_row(caller, "embeddings", body, len(raw))
+        _decision_into_row(decision, row)
+        return await _unless_disconnected(
+            request, state.forwarder.forward(body, decision, row, "/embeddings", t0), row, state
+        )
+
+    @app.get("/v1/models")
+    async def models(request: Request) -> Response:
+        state.keys.caller(request.headers)
+        created = int(time.time())
+        ids = ["auto", *(n for n in ("local", "cloud") if config.backend_for_route(n))]
+        ids += [n for n in config.backends if n not in ids]
+        ids += [b.model for b in config.backends.values() if b.model not in ids]
+        data = [{"id": i, "object": "model", "created": created, "owned_by": "offload-router"} for i in ids]
+        return _json({"object": "list", "data": data})
+
+    @app.post("/offload/route", openapi_extra=openapi.CHAT)
+    async def route(request: Request) -> Response:
+        """The decision for a request body; nothing is forwarded."""
+        state.keys.caller(request.headers)
+        raw = await read_body(request, config.server)
+        body = parse_json_object(raw, config.server)
+        if "messages" in body:
+            check_chat(body, config.server)
+        else:
+            check_completions(body)
+        decision = state.decide(body, request, len(raw))
+        return _json(
+            decision.as_dict(),
+            {"x-offload-route": decision.backend, "x-offload-intent": decision.intent or "none"},
+        )
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        return _json({"status": "ok"})
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        """Ready when at least one backend can take traffic; each backend's state."""
+        backends = {name: b.state() for name, b in state.pool.backends.items()}
+        ready = any(b.up for b in state.pool.backends.values())
+        return _json({"ready": ready, "backends": backends}, status=200 if ready else 503)
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        return Response(state.metrics.render(), media_type=CONTENT_TYPE)
+
+    _install_error_handlers(app)
+    return app
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _json(payload: Any, headers: dict[str, str] | None = None, status: int = 200) -> Response:
+    return Response(orjson.dumps(payload), status_code=status, media_type="application/json", headers=headers)
+
+
+def _decision_into_row(decision: Decision, row: UsageRow) -> None:
+    row.intent, row.confidence, row.reason = decision.intent, decision.confidence, decision.reason
+    row.decided_route, row.decided_backend = decision.route, decision.backend
+    row.backend, row.route = decision.backend, decision.route
+    if decision.shadow is not None:
+        row.shadow_backend, row.shadow_route = decision.shadow.backend, decision.shadow.route
+        row.shadow_intent = decision.shadow.intent
+
+
+def _check_route_allowed(caller: Caller | None, decision: Decision) -> None:
+    if caller is None or caller.routes is None:
+        return
+    if decision.route not in caller.routes and decision.backend not in caller.routes:
+        raise ProxyError(
+            403,
+            f"key {caller.name!r} may not use route {decision.route!r}",
+            code="route_not_allowed",
+            headers={"x-offload-route": decision.backend},
+        )
+
+
+def _embeddings_backend(config: Config, wanted: str | None) -> str:
+    serving = [name for name, b in config.backends.items() if b.embeddings_model]
+    if wanted:
+        name = config.backend_for_route(wanted.strip().lower())
+        if name is None or name not in serving:
+            raise ProxyError(
+                400, f"x-offload-route: {wanted!r} does not serve embeddings", param="x-offload-route"
+            )
+        return name
+    if not serving:
+        raise ProxyError(
+            404,
+            "no backend serves embeddings: set embeddings_model on a backend in the config",
+            code="embeddings_not_configured",
+        )
+    return serving[0]
+
+
+async def _unless_disconnected(
+    request: Request, work: Awaitable[Response], row: UsageRow, state: Router
+) -> Response:
+    """Wait for the upstream's answer (or a stream's first bytes), cancelling the
+    moment the client leaves. Once a stream flows, Starlette watches instead.
+
+    Cancelling closes the upstream connection, and vLLM aborts a request whose
+    connection closed: the slot is free again at once.
+    """
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_wait_disconnect(request))
+    try:
+        await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with suppress(asyncio.CancelledError):
+        await task
+    row.status, row.error_type = 499, "client_disconnected"
+    row.tokens_estimated = True
+    state.finish(row)
+    return Response(status_code=499)
+
+
+async def _wait_disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ProxyError)
+    async def proxy_error(request: Request, exc: ProxyError) -> Response:
+        return exc.response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 404:
+            message = f"unknown path {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"method {request.method} is not allowed on {request.url.path}"
+        else:
+            message = str(exc.detail)
+        return ProxyError(exc.status_code, message, headers=dict(exc.headers or {})).response()
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        return ProxyError(400, "invalid request").response()
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        # Log the type and place, never the request (it may carry keys or text).
+        log.error("internal error on %s: %s", request.url.path, type(exc).__name__, exc_info=exc)
+        return ProxyError(500, "internal error in offload-router", code="internal_error").response()
+
+
+__all__ = ["create_app", "route_headers"]

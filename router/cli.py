@@ -1,0 +1,186 @@
+"""The ``offload`` command."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import orjson
+
+from router.config import Config, ConfigError, load_config
+
+log = logging.getLogger("offload")
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands: dict[str, Callable[[list[str]], int]] = {
+        "serve": serve,
+        "classify": classify,
+        "report": _delegate("router.report"),
+        "db": db,
+        "vllm-command": _delegate("router.recipe"),
+        "demo": _delegate("router.demo"),
+        "eval": _delegate("classifier.evaluate"),
+        "train": _delegate("classifier.train"),
+    }
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
+        print(
+            "usage: offload {" + ",".join(commands) + "} [options]  (offload COMMAND --help)", file=sys.stderr
+        )
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return commands[argv[0]](argv[1:])
+    except ConfigError as exc:
+        print(f"offload: config error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _delegate(module: str) -> Callable[[list[str]], int]:
+    def run(args: list[str]) -> int:
+        import importlib
+
+        return int(importlib.import_module(module).main(args) or 0)
+
+    return run
+
+
+# ------------------------------------------------------------------ serve
+
+
+def serve(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="offload serve", description="Run the proxy.")
+    parser.add_argument("--config", help="config file (default: $OFFLOAD_CONFIG or config/router.yaml)")
+    parser.add_argument("--host")
+    parser.add_argument("--port", type=int)
+    opts = parser.parse_args(args)
+    config = load_config(opts.config)
+    host = opts.host or config.server.host
+    port = opts.port if opts.port is not None else config.server.port
+    from router.auth import KeyStore
+
+    if KeyStore(config.auth).open:
+        if host not in _LOOPBACK:
+            log.warning("no client key is configured: listening on 127.0.0.1 only, not %s", host)
+            host = "127.0.0.1"
+        else:
+            log.warning("no client key is configured: any local process may call the proxy")
+    _prepare_database(config)
+    import uvicorn
+
+    from router.app import create_app
+
+    app = create_app(config)
+    log.info("offload-router on http://%s:%d/v1", host, port)
+    # One worker per process keeps /metrics whole; scale with replicas.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        access_log=False,
+        log_level="warning",
+        timeout_graceful_shutdown=int(config.server.shutdown_grace_s) or None,
+    )
+    return 0
+
+
+def _prepare_database(config: Config) -> None:
+    if not config.database.enabled:
+        return
+    try:
+        from router.db import ensure_schema
+    except ImportError:
+        return
+    ensure_schema(config.database.url)
+
+
+# --------------------------------------------------------------- classify
+
+
+def classify(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="offload classify", description="Print routing decisions as JSON.")
+    parser.add_argument("--config")
+    parser.add_argument("--batch", help="JSONL file: {id?, request} or a bare request body per line")
+    parser.add_argument("text", nargs="?", help="a user message to classify")
+    opts = parser.parse_args(args)
+    if not opts.batch and opts.text is None:
+        parser.error("give TEXT or --batch FILE")
+    from router.policy import Policy, load_classifier
+
+    config = load_config(opts.config)
+    policy = Policy(config, load_classifier(config.routing.classifier_weights))
+    items = _batch(opts.batch) if opts.batch else iter([(None, _text_request(opts.text))])
+    for ident, request in items:
+        print(orjson.dumps(_decision_line(policy, ident, request)).decode())
+    return 0
+
+
+def _text_request(text: str) -> dict[str, Any]:
+    return {"model": "auto", "messages": [{"role": "user", "content": text}]}
+
+
+def _batch(path: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                item = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                yield n, {"__error__": f"line {n}: not valid JSON"}
+                continue
+            if isinstance(item, dict) and isinstance(item.get("request"), dict):
+                yield item.get("id", n), item["request"]
+            else:
+                yield n, item
+
+
+def _decision_line(policy: Any, ident: Any, request: Any) -> dict[str, Any]:
+    from router.errors import ProxyError
+
+    if not isinstance(request, dict) or "__error__" in request:
+        error = request.get("__error__") if isinstance(request, dict) else "not a JSON object"
+        return {"id": ident, "error": error}
+    try:
+        d = policy.decide(request, {}, len(orjson.dumps(request)))
+    except ProxyError as exc:
+        return {"id": ident, "error": exc.message}
+    return {
+        "id": ident,
+        "intent": d.intent,
+        "confidence": d.confidence,
+        "route": d.route,
+        "backend": d.backend,
+        "reason": d.reason,
+    }
+
+
+# --------------------------------------------------------------------- db
+
+
+def db(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="offload db", description="Database schema.")
+    parser.add_argument("action", choices=["upgrade", "current"])
+    parser.add_argument("--config")
+    opts = parser.parse_args(args)
+    config = load_config(opts.config)
+    from router import db as database
+
+    if opts.action == "upgrade":
+        database.upgrade(config.database.url)
+        print(f"database at revision {database.current_revision(config.database.url)}")
+    else:
+        print(database.current_revision(config.database.url) or "empty")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""Reading a request body: size limit, one parse, the few checks routing needs.
+
+The body is parsed exactly once (orjson) into a dict that everything later
+works on. Only the fields the proxy itself reads are checked; everything else
+passes through untouched for the upstream to judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+
+from router.config import ServerConfig
+from router.errors import ProxyError
+
+
+async def read_body(request: Request, limits: ServerConfig) -> bytes:
+    """The raw body, refusing (413) as soon as it passes ``max_body_bytes``."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise ProxyError(400, "invalid Content-Length header", code="invalid_content_length")
+        if int(declared) > limits.max_body_bytes:
+            raise _too_large(limits)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limits.max_body_bytes:
+            raise _too_large(limits)
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _too_large(limits: ServerConfig) -> ProxyError:
+    return ProxyError(
+        413,
+        f"request body is larger than server.max_body_bytes ({limits.max_body_bytes} bytes)",
+        code="request_too_large",
+    )
+
+
+def parse_json_object(raw: bytes, limits: ServerConfig) -> dict[str, Any]:
+    if not raw:
+        raise ProxyError(400, "request body is empty: send a JSON object", code="invalid_json")
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ProxyError(400, f"request body is not valid JSON: {exc.msg}", code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise ProxyError(400, "request body must be a JSON object", code="invalid_json")
+    if _depth_exceeds(body, limits.max_json_depth):
+        raise ProxyError(
+            400,
+            f"request JSON nests deeper than server.max_json_depth ({limits.max_json_depth})",
+            code="too_deep",
+        )
+    return body
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Iterative depth check: a hostile body cannot blow the Python stack."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
+    return False
+
+
+def check_common(body: dict[str, Any]) -> None:
+    """Fields the proxy itself reads must have the right type."""
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise _bad("model", "must be a string")
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise _bad("stream", "must be a boolean")
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise _bad("stream_options", "must be an object")
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = body.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise _bad(key, "must be a positive integer")
+
+
+def check_chat(body: dict[str, Any], limits: ServerConfig) -> None:
+    check_common(body)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _bad("messages", "is required and must be a non-empty array")
+    if len(messages) > limits.max_messages:
+        raise _bad("messages", f"has more than server.max_messages ({limits.max_messages}) entries")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise _bad(f"messages[{i}]", "must be an object with a string 'role'")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str | list):
+            raise _bad(f"messages[{i}].content", "must be a string, an array of parts, or null")
+        if isinstance(content, list):
+            for part in content:
+                if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                    raise _bad(f"messages[{i}].content", "parts must be objects with a string 'type'")
+    tools = body.get("tools")
+    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
+        raise _bad("tools", "must be an array of objects")
+
+
+def check_completions(body: dict[str, Any]) -> None:
+    check_common(body)
+    prompt = body.get("prompt")
+    if not isinstance(prompt, str | list) or (isinstance(prompt, list) and not prompt):
+        raise _bad("prompt", "is required: a string or a non-empty array")
+
+
+def check_embeddings(body: dict[str, Any]) -> None:
+    check_common(body)
+    value = body.get("input")
+    if not isinstance(value, str | list) or (isinstance(value, list) and not value):
+        raise _bad("input", "is required: a string or a non-empty array")
+
+
+def _bad(param: str, problem: str) -> ProxyError:
+    return ProxyError(400, f"'{param}' {problem}", param=param, code="invalid_request")

@@ -1,0 +1,147 @@
+"""Prometheus metrics, all prefixed ``offload_``.
+
+Labels come from small fixed sets (route, backend, intent, status class,
+reason). Backend and accounting gauges are read from live state at scrape
+time by a collector, so the request path only bumps counters.
+
+One process, one registry: run one uvicorn worker per replica (``offload
+serve`` starts exactly one) and scale with replicas, so that ``/metrics`` never
+reports one worker's share as the whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from router.backends import BREAKER_CODES
+
+if TYPE_CHECKING:
+    from router.accounting import UsageRecorder, UsageRow
+    from router.backends import Pool
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+_DECISION_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2)
+
+
+class Metrics:
+    def __init__(self, pool: Pool, recorder: UsageRecorder) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "offload_requests",
+            "Requests answered, by the route and backend that served them.",
+            ["route", "backend", "intent", "status_class", "fallback"],
+            registry=r,
+        )
+        self.tokens = Counter(
+            "offload_tokens", "Tokens by route and direction.", ["route", "backend", "direction"], registry=r
+        )
+        self.duration = Histogram(
+            "offload_request_duration_seconds",
+            "Time from request to last byte.",
+            ["route"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.ttft = Histogram(
+            "offload_time_to_first_token_seconds",
+            "Streams: time from request to the first SSE event.",
+            ["route"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.fallbacks = Counter(
+            "offload_fallbacks",
+            "Requests moved to a fallback backend, by reason.",
+            ["from_backend", "to_backend", "reason"],
+            registry=r,
+        )
+        self.decision = Histogram(
+            "offload_decision_seconds", "Time to decide a route.", buckets=_DECISION_BUCKETS, registry=r
+        )
+        r.register(_LiveState(pool, recorder))
+
+    def observe(self, row: UsageRow) -> None:
+        """Count one finished request (called once per request, after the response)."""
+        route = row.route or "none"
+        backend = row.backend or "none"
+        status_class = f"{row.status // 100}xx" if row.status else "none"
+        self.requests.labels(
+            route, backend, row.intent or "none", status_class, "1" if row.fallback else "0"
+        ).inc()
+        if row.prompt_tokens:
+            self.tokens.labels(route, backend, "prompt").inc(row.prompt_tokens)
+        if row.completion_tokens:
+            self.tokens.labels(route, backend, "completion").inc(row.completion_tokens)
+        self.duration.labels(route).observe(row.latency_ms / 1000)
+        if row.ttft_ms is not None:
+            self.ttft.labels(route).observe(row.ttft_ms / 1000)
+
+    def fallback(self, from_backend: str, to_backend: str, reason: str) -> None:
+        self.fallbacks.labels(from_backend, to_backend, reason).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _LiveState(Collector):
+    """Gauges read from the pool and the accounting writer at scrape time."""
+
+    def __init__(self, pool: Pool, recorder: UsageRecorder) -> None:
+        self.pool = pool
+        self.recorder = recorder
+
+    def describe(self) -> Iterable[object]:
+        return []
+
+    def collect(self) -> Iterable[object]:
+        backends = self.pool.backends.values()
+        yield _gauge(
+            "offload_backend_in_flight", "Requests in flight per backend.", backends, lambda b: b.in_flight
+        )
+        yield _gauge(
+            "offload_backend_up", "1 when the backend can take traffic.", backends, lambda b: int(b.up)
+        )
+        yield _gauge(
+            "offload_backend_breaker_state",
+            "Worst endpoint breaker: 0 closed, 1 half-open, 2 open.",
+            backends,
+            lambda b: max(BREAKER_CODES[e.breaker.state] for e in b.endpoints),
+        )
+        spills = CounterMetricFamily(
+            "offload_capacity_spills",
+            "Requests sent elsewhere because the backend was full.",
+            labels=["backend"],
+        )
+        for b in backends:
+            spills.add_metric([b.name], b.spills)
+        yield spills
+        yield GaugeMetricFamily(
+            "offload_accounting_queue_depth",
+            "Usage rows waiting to be written.",
+            value=self.recorder.queue_depth,
+        )
+        yield CounterMetricFamily(
+            "offload_accounting_rows_spooled",
+            "Usage rows written to the spool file.",
+            value=self.recorder.rows_spooled,
+        )
+        yield CounterMetricFamily(
+            "offload_accounting_rows_written", "Usage rows written to SQL.", value=self.recorder.rows_written
+        )
+
+
+def _gauge(
+    name: str, doc: str, backends: Iterable[object], value: Callable[[object], float]
+) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=["backend"])
+    for b in backends:
+        family.add_metric([b.name], value(b))  # type: ignore[attr-defined]
+    return family

@@ -1,0 +1,200 @@
+"""Where a request goes: ordered rules first, then the intent classifier.
+
+Every request gets a :class:`Decision`. The rules are cheap checks on the
+already-parsed body; the classifier reads a bounded window of text. Nothing
+here does I/O, so deciding costs microseconds.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from router.config import Config
+
+log = logging.getLogger("offload.policy")
+
+# Content-part types the local text-only model cannot read.
+_MEDIA_PARTS = frozenset({"image_url", "input_image", "image", "input_audio", "audio", "file", "input_file"})
+# Bytes of request body per prompt token, erring on the high side of token
+# count (code and JSON tokenise denser than prose), so that an over-long
+# request goes to the cloud rather than to a certain 400 from vLLM.
+_BYTES_PER_TOKEN = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    intent: str | None
+    confidence: float | None
+    route: str  # "local" | "cloud": the kind of backend chosen
+    backend: str  # the configured backend name
+    reason: str  # short and machine-readable: override_header, media, classifier, ...
+    shadow: Decision | None = None  # shadow mode: what the policy would have chosen
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["shadow"] = self.shadow.as_dict() if self.shadow else None
+        return out
+
+
+class Prediction(Protocol):
+    intent: str
+    confidence: float
+
+
+class Classifier(Protocol):
+    version: str
+
+    def predict(self, request: dict[str, Any]) -> Prediction: ...
+
+
+class Policy:
+    """Rules + classifier → Decision, configured once at start-up."""
+
+    def __init__(self, config: Config, classifier: Classifier | None = None) -> None:
+        self.config = config
+        self.routing = config.routing
+        self.classifier = classifier
+        self.classifier_version = classifier.version if classifier else None
+        self._local = config.backend_for_route("local")
+        local = config.backends.get(self._local) if self._local else None
+        self._local_context = local.context_window if local else None
+        self._local_media = local.accepts_media if local else True
+
+    # ------------------------------------------------------------- public
+
+    def decide(self, body: dict[str, Any], headers: Any = None, body_size: int = 0) -> Decision:
+        """The decision for a chat or completions request body (already parsed)."""
+        override = self._override(body, headers)
+        if override is not None:
+            return override
+        decision = self._decide_by_content(body, body_size)
+        if self.routing.mode == "shadow":
+            shadow = self.routing.shadow_backend or decision.backend
+            return self._make(decision.intent, decision.confidence, shadow, "shadow", shadow=decision)
+        return decision
+
+    # -------------------------------------------------------------- rules
+
+    def _override(self, body: dict[str, Any], headers: Any) -> Decision | None:
+        wanted = headers.get("x-offload-route") if headers is not None else None
+        if wanted:
+            backend = self.config.backend_for_route(wanted.strip().lower())
+            if backend is None:
+                from router.errors import ProxyError
+
+                raise ProxyError(
+                    400,
+                    f"x-offload-route: unknown route {wanted!r}; use local, cloud or a backend name",
+                    param="x-offload-route",
+                    code="unknown_route",
+                )
+            return self._make(None, None, backend, "override_header")
+        model = body.get("model")
+        if isinstance(model, str) and model != "auto":
+            backend = self.config.backend_for_route(model)
+            if backend is not None:
+                return self._make(None, None, backend, "override_model")
+        return None
+
+    def _decide_by_content(self, body: dict[str, Any], body_size: int) -> Decision:
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            if not self._local_media and _has_media(messages):
+                return self._cloud_or_default("media")
+            if _in_tool_loop(body, messages):
+                return self._tool_loop(messages)
+        if self._local_context and body_size / _BYTES_PER_TOKEN > self._local_context:
+            return self._cloud_or_default("context_overflow")
+        if self.classifier is None:
+            return self._make(None, None, self.routing.default, "default")
+        prediction = self.classifier.predict(body)
+        if prediction.confidence < self.routing.confidence_floor:
+            return self._make(
+                prediction.intent, prediction.confidence, self.routing.default, "low_confidence"
+            )
+        backend = self.routing.intents.get(prediction.intent, self.routing.default)
+        return self._make(prediction.intent, prediction.confidence, backend, "classifier")
+
+    def _tool_loop(self, messages: list[Any]) -> Decision:
+        """Keep a tool loop on the route that started it.
+
+        The tool-call ids tell which kind of server made the call: vLLM names
+        them ``chatcmpl-tool-…``, OpenAI ``call_…``. Without a hint the loop
+        goes where the ``tools`` intent goes (by default local).
+        """
+        backend = self.routing.intents.get("tools", self.routing.default)
+        started = _tool_call_origin(messages)
+        if started is not None:
+            backend = self.config.backend_for_route(started) or backend
+        return self._make("tools", 1.0, backend, "tool_loop")
+
+    def _cloud_or_default(self, reason: str) -> Decision:
+        backend = self.config.backend_for_route("cloud") or self.routing.default
+        return self._make(None, None, backend, reason)
+
+    def _make(
+        self,
+        intent: str | None,
+        confidence: float | None,
+        backend: str,
+        reason: str,
+        shadow: Decision | None = None,
+    ) -> Decision:
+        route = self.config.backends[backend].route_name
+        return Decision(intent, confidence, route, backend, reason, shadow)
+
+
+# ------------------------------------------------------------ body checks
+
+
+def _has_media(messages: list[Any]) -> bool:
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") in _MEDIA_PARTS:
+                    return True
+    return False
+
+
+def _in_tool_loop(body: dict[str, Any], messages: list[Any]) -> bool:
+    """The request carries tools and is answering a tool call."""
+    if not body.get("tools") or not messages:
+        return False
+    last = messages[-1]
+    if not isinstance(last, dict):
+        return False
+    return last.get("role") == "tool" or (last.get("role") == "assistant" and bool(last.get("tool_calls")))
+
+
+def _tool_call_origin(messages: list[Any]) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            calls = message.get("tool_calls")
+            if isinstance(calls, list) and calls and isinstance(calls[0], dict):
+                call_id = calls[0].get("id")
+                if isinstance(call_id, str):
+                    if call_id.startswith("chatcmpl-tool-"):
+                        return "local"
+                    if call_id.startswith("call_"):
+                        return "cloud"
+            return None
+    return None
+
+
+def load_classifier(path: str | None) -> Classifier | None:
+    """The packaged intent model (or ``path``); None if it cannot be loaded."""
+    try:
+        from classifier import IntentModel
+    except ImportError:
+        log.warning("classifier package not available: every request takes routing.default")
+        return None
+    try:
+        return IntentModel.load(path)
+    except FileNotFoundError:
+        if path:
+            raise
+        log.warning("no packaged classifier weights: every request takes routing.default")
+        return None

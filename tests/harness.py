@@ -1,0 +1,138 @@
+"""Run the real proxy (uvicorn, real sockets) in a background thread for tests."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from typing import Any
+
+import httpx
+import uvicorn
+
+from router.accounting import UsageRecorder
+from router.app import create_app
+from router.config import Config, parse_config
+
+
+class MemoryRecorder:
+    """Keeps usage rows in memory, so tests can read exactly what the proxy recorded."""
+
+    queue_depth = 0
+    rows_spooled = 0
+
+    def __init__(self) -> None:
+        self.rows: list[Any] = []
+
+    @property
+    def rows_written(self) -> int:
+        return len(self.rows)
+
+    async def start(self) -> None:
+        return None
+
+    def record(self, row: Any) -> None:
+        self.rows.append(row)
+
+    async def stop(self) -> None:
+        return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_config(local_url: str, cloud_url: str, **overrides: Any) -> Config:
+    """A config with a vLLM-mode local and a strict cloud, plus any overrides."""
+    raw: dict[str, Any] = {
+        "database": {"enabled": False},
+        "backends": {
+            "local": {
+                "kind": "vllm",
+                "base_url": local_url,
+                "model": "poolside/Laguna-S-2.1-NVFP4",
+                "max_concurrency": 32,
+                "context_window": 262144,
+                "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
+            },
+            "cloud": {
+                "kind": "openai",
+                "base_url": cloud_url,
+                "model": "gpt-5.1",
+                "api_key": "sk-cloud-secret-0123456789",
+                "embeddings_model": "text-embedding-3-small",
+                "price": {"input_per_mtok": 1.25, "output_per_mtok": 10.0},
+            },
+        },
+        "routing": {"default": "local", "fallbacks": {"local": ["cloud"]}},
+        "health": {"interval_s": 0.2, "open_s": 0.5, "failure_threshold": 2},
+    }
+    for key, value in overrides.items():
+        section, _, sub = key.partition("__")
+        if sub:
+            raw.setdefault(section, {})
+            raw[section][sub] = value
+        else:
+            raw[key] = value
+    return parse_config(raw, env={})
+
+
+class ProxyServer:
+    def __init__(
+        self,
+        config: Config,
+        classifier: Any = None,
+        recorder: UsageRecorder | None = None,
+    ) -> None:
+        self.config = config
+        self.app = create_app(config, classifier=classifier, recorder=recorder or MemoryRecorder())  # type: ignore[arg-type]
+        self.port = free_port()
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                self.app, host="127.0.0.1", port=self.port, log_level="warning", loop="asyncio", lifespan="on"
+            )
+        )
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("proxy did not start")
+            time.sleep(0.01)
+
+    @property
+    def router(self) -> Any:
+        return self.app.state.router
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        return httpx.get(self.url + path, timeout=10, **kw)
+
+    def post(self, path: str, **kw: Any) -> httpx.Response:
+        return httpx.post(self.url + path, timeout=30, **kw)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
+
+
+def wait_until(predicate: Any, timeout: float = 5.0, interval: float = 0.02) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+__all__ = ["ProxyServer", "asyncio", "free_port", "make_config", "wait_until"]
