@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any
@@ -16,6 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from router import openapi
 from router.accounting import UsageRecorder, UsageRow
@@ -77,7 +78,7 @@ def create_app(
     *,
     classifier: Classifier | None | bool = True,
     recorder: UsageRecorder | None = None,
-) -> FastAPI:
+) -> ProxyApp:
     """The proxy app. ``classifier=True`` loads the configured (or packaged) model."""
     if classifier is True:
         classifier = load_classifier(config.routing.classifier_weights)
@@ -112,7 +113,7 @@ def create_app(
         if state.store_text:
             row.prompt_text = raw.decode("utf-8", "replace")
         work = state.forwarder.forward(body, decision, row, _PATHS[endpoint], t0)
-        return await _unless_disconnected(request, work, row, state)
+        return await _unless_disconnected(request, work, row, state, t0)
 
     @app.post("/v1/chat/completions", openapi_extra=openapi.CHAT)
     async def chat_completions(request: Request) -> Response:
@@ -135,7 +136,7 @@ def create_app(
         row = state.new_row(caller, "embeddings", body, len(raw))
         _decision_into_row(decision, row)
         return await _unless_disconnected(
-            request, state.forwarder.forward(body, decision, row, "/embeddings", t0), row, state
+            request, state.forwarder.forward(body, decision, row, "/embeddings", t0), row, state, t0
         )
 
     @app.get("/v1/models")
@@ -180,7 +181,34 @@ def create_app(
         return Response(state.metrics.render(), media_type=CONTENT_TYPE)
 
     _install_error_handlers(app)
-    return app
+    hot = {"/v1/chat/completions": chat_completions, "/v1/completions": completions, "/v1/embeddings": embeddings}
+    return ProxyApp(app, hot)
+
+
+class ProxyApp:
+    """FastAPI for everything, except that the three forwarding endpoints skip
+    its middleware stack: same handlers, about a third less CPU per request
+    (bench/README.md). The OpenAPI document still describes them.
+    """
+
+    def __init__(self, app: FastAPI, hot: dict[str, Callable[[Request], Awaitable[Response]]]) -> None:
+        self.app = app
+        self.state = app.state
+        self.hot = hot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        handler = self.hot.get(scope["path"]) if scope["type"] == "http" else None
+        if handler is None or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        try:
+            response = await handler(request)
+        except ProxyError as exc:
+            response = exc.response()
+        except Exception as exc:
+            response = _internal_error(request, exc)
+        await response(scope, receive, send)
 
 
 # ---------------------------------------------------------------- helpers
@@ -230,7 +258,7 @@ def _embeddings_backend(config: Config, wanted: str | None) -> str:
 
 
 async def _unless_disconnected(
-    request: Request, work: Awaitable[Response], row: UsageRow, state: Router
+    request: Request, work: Awaitable[Response], row: UsageRow, state: Router, t0: float
 ) -> Response:
     """Wait for the upstream's answer (or a stream's first bytes), cancelling the
     moment the client leaves. Once a stream flows, Starlette watches instead.
@@ -238,21 +266,25 @@ async def _unless_disconnected(
     Cancelling closes the upstream connection, and vLLM aborts a request whose
     connection closed: the slot is free again at once.
     """
-    task = asyncio.ensure_future(work)
+    this = asyncio.current_task()
+    assert this is not None
+    answered = False
     watch = asyncio.ensure_future(_wait_disconnect(request))
+    watch.add_done_callback(lambda w: None if answered or w.cancelled() else this.cancel())
     try:
-        await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+        return await work
+    except asyncio.CancelledError:
+        if not watch.done() or watch.cancelled():
+            raise  # cancelled for another reason (shutdown): not a disconnect
+        this.uncancel()
+        row.status, row.error_type = 499, "client_disconnected"
+        row.tokens_estimated = True
+        row.latency_ms = (time.perf_counter() - t0) * 1000
+        state.finish(row)
+        return Response(status_code=499)
     finally:
+        answered = True
         watch.cancel()
-    if task.done():
-        return task.result()
-    task.cancel()
-    with suppress(asyncio.CancelledError):
-        await task
-    row.status, row.error_type = 499, "client_disconnected"
-    row.tokens_estimated = True
-    state.finish(row)
-    return Response(status_code=499)
 
 
 async def _wait_disconnect(request: Request) -> None:
@@ -281,9 +313,13 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
-        # Log the type and place, never the request (it may carry keys or text).
-        log.error("internal error on %s: %s", request.url.path, type(exc).__name__, exc_info=exc)
-        return ProxyError(500, "internal error in offload-router", code="internal_error").response()
+        return _internal_error(request, exc)
+
+
+def _internal_error(request: Request, exc: Exception) -> Response:
+    # Log the type and place, never the request (it may carry keys or text).
+    log.error("internal error on %s: %s", request.url.path, type(exc).__name__, exc_info=exc)
+    return ProxyError(500, "internal error in offload-router", code="internal_error").response()
 
 
 __all__ = ["create_app", "route_headers"]

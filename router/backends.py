@@ -220,7 +220,9 @@ class Pool:
         """The chosen backend, then its fallbacks in order, each once."""
         seen = {first}
         yield self.backends[first]
-        for name in self.config.routing.fallbacks.get(first, []):
+        fallbacks = self.config.routing.fallbacks
+        route = self.backends[first].route
+        for name in map(self.config.resolve, fallbacks.get(first, fallbacks.get(route, []))):
             if name not in seen:
                 seen.add(name)
                 yield self.backends[name]

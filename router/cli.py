@@ -71,7 +71,7 @@ def serve(args: list[str]) -> int:
             host = "127.0.0.1"
         else:
             log.warning("no client key is configured: any local process may call the proxy")
-    _prepare_database(config)
+    _prepare_database(config, opts.config)
     import uvicorn
 
     from router.app import create_app
@@ -92,14 +92,25 @@ def serve(args: list[str]) -> int:
     return 0
 
 
-def _prepare_database(config: Config) -> None:
+def _prepare_database(config: Config, config_file: str | None) -> None:
+    """SQLite is upgraded in place; an out-of-date PostgreSQL stops the start.
+
+    An unreachable database does not: the proxy serves, and usage rows wait in
+    the spool file until the database is back.
+    """
     if not config.database.enabled:
         return
+    from sqlalchemy.exc import OperationalError
+
+    from router.db import SchemaOutOfDate, ensure_schema
+
     try:
-        from router.db import ensure_schema
-    except ImportError:
-        return
-    ensure_schema(config.database.url)
+        ensure_schema(config.database.url, config_file)
+    except SchemaOutOfDate as exc:
+        print(f"offload: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except OperationalError as exc:
+        log.warning("database unreachable at start-up (%s): usage rows go to the spool", type(exc.orig).__name__)
 
 
 # --------------------------------------------------------------- classify

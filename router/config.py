@@ -205,18 +205,31 @@ class Config(_Strict):
         if not names:
             raise ValueError("backends: at least one backend is required")
         refs: list[tuple[str, str]] = [("routing.default", self.routing.default)]
-        refs += [(f"routing.intents.{k}", v) for k, v in self.routing.intents.items()]
+        # The built-in intent table names routes; a one-backend config may lack one.
+        if "intents" in self.routing.model_fields_set:
+            refs += [(f"routing.intents.{k}", v) for k, v in self.routing.intents.items()]
         for src, targets in self.routing.fallbacks.items():
             refs.append((f"routing.fallbacks.{src}", src))
             refs += [(f"routing.fallbacks.{src}", t) for t in targets]
         if self.routing.shadow_backend:
             refs.append(("routing.shadow_backend", self.routing.shadow_backend))
         for key, name in refs:
-            if name not in names:
+            if self.backend_for_route(name) is None:
                 raise ConfigError(f"{key}: unknown backend {name!r} (configured: {', '.join(sorted(names))})")
         if self.routing.mode == "shadow" and not self.routing.shadow_backend:
             raise ConfigError("routing.shadow_backend: required when routing.mode is shadow")
         return self
+
+    def intent_backends(self) -> dict[str, str]:
+        """intent → backend name, with routes (local/cloud) resolved."""
+        default = self.resolve(self.routing.default)
+        return {i: self.backend_for_route(r) or default for i, r in self.routing.intents.items()}
+
+    def resolve(self, name: str) -> str:
+        """A backend name for a backend name or route alias known to exist."""
+        found = self.backend_for_route(name)
+        assert found is not None, name  # checked at validation
+        return found
 
     def backend_for_route(self, route: str) -> str | None:
         """The backend that an alias (``local``/``cloud``) or backend name means."""
@@ -325,4 +338,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
         raise ConfigError(f"{file}{where}: not valid YAML") from None
-    return parse_config(raw)
+    config = parse_config(raw)
+    if any(b.recipe for b in config.backends.values()):
+        # The serving recipe decides max_concurrency and context_window, so the
+        # router and the vLLM server never disagree. (Imported here: it imports us.)
+        from router.recipe import apply_recipes
+
+        config = apply_recipes(config, file)
+    return config

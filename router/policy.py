@@ -57,6 +57,8 @@ class Policy:
         self.routing = config.routing
         self.classifier = classifier
         self.classifier_version = classifier.version if classifier else None
+        self._default = config.resolve(self.routing.default)
+        self._intents = config.intent_backends()
         self._local = config.backend_for_route("local")
         local = config.backends.get(self._local) if self._local else None
         self._local_context = local.context_window if local else None
@@ -71,7 +73,7 @@ class Policy:
             return override
         decision = self._decide_by_content(body, body_size)
         if self.routing.mode == "shadow":
-            shadow = self.routing.shadow_backend or decision.backend
+            shadow = self.config.resolve(self.routing.shadow_backend or decision.backend)
             return self._make(decision.intent, decision.confidence, shadow, "shadow", shadow=decision)
         return decision
 
@@ -108,13 +110,11 @@ class Policy:
         if self._local_context and body_size / _BYTES_PER_TOKEN > self._local_context:
             return self._cloud_or_default("context_overflow")
         if self.classifier is None:
-            return self._make(None, None, self.routing.default, "default")
+            return self._make(None, None, self._default, "default")
         prediction = self.classifier.predict(body)
         if prediction.confidence < self.routing.confidence_floor:
-            return self._make(
-                prediction.intent, prediction.confidence, self.routing.default, "low_confidence"
-            )
-        backend = self.routing.intents.get(prediction.intent, self.routing.default)
+            return self._make(prediction.intent, prediction.confidence, self._default, "low_confidence")
+        backend = self._intents.get(prediction.intent, self._default)
         return self._make(prediction.intent, prediction.confidence, backend, "classifier")
 
     def _tool_loop(self, messages: list[Any]) -> Decision:
@@ -124,14 +124,14 @@ class Policy:
         them ``chatcmpl-tool-…``, OpenAI ``call_…``. Without a hint the loop
         goes where the ``tools`` intent goes (by default local).
         """
-        backend = self.routing.intents.get("tools", self.routing.default)
+        backend = self._intents.get("tools", self._default)
         started = _tool_call_origin(messages)
         if started is not None:
             backend = self.config.backend_for_route(started) or backend
         return self._make("tools", 1.0, backend, "tool_loop")
 
     def _cloud_or_default(self, reason: str) -> Decision:
-        backend = self.config.backend_for_route("cloud") or self.routing.default
+        backend = self.config.backend_for_route("cloud") or self._default
         return self._make(None, None, backend, reason)
 
     def _make(

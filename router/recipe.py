@@ -1,0 +1,272 @@
+"""The local vLLM serving recipe: one YAML file, the router's and the server's truth.
+
+A recipe file (``config/laguna-spark.yaml``) holds a ``vllm:`` mapping with the
+engine, the model, the ``vllm serve`` arguments, the environment and notes. A
+router backend points at it with ``recipe:`` (a path relative to the router
+config's directory). From it:
+
+- :func:`render_command` gives the exact ``vllm serve`` command line,
+- :func:`apply_recipe` gives the router's ``max_concurrency`` and
+  ``context_window`` (``max-num-seqs`` and ``max-model-len``), so the router and
+  the server never disagree,
+- :func:`main` is ``offload vllm-command [--config PATH] [--exec]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from router.config import BackendConfig, Config, ConfigError, config_path, load_config
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ARG_NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
+# Arguments that must be present: the router reads them (and DFlash crashes without max-num-seqs).
+_REQUIRED_ARGS = ("max-num-seqs", "max-model-len", "port")
+
+
+class RecipeError(ConfigError):
+    """A bad recipe file. The message is one line naming the file and the key."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    engine: str
+    model: str
+    args: list[str]  # everything after `vllm serve MODEL`, already rendered
+    env: dict[str, str]
+    max_num_seqs: int
+    max_model_len: int
+    port: int
+    cold_start_s: int | None = None
+    notes: str = ""
+    path: Path | None = field(default=None, compare=False)
+
+    def argv(self) -> list[str]:
+        """``["vllm", "serve", MODEL, *args]``."""
+        return ["vllm", "serve", self.model, *self.args]
+
+
+def _render_args(args: dict[str, Any], where: str) -> list[str]:
+    out: list[str] = []
+    for raw_key, value in args.items():
+        key = str(raw_key).replace("_", "-")
+        if not _ARG_NAME.match(key):
+            raise RecipeError(f"{where}.{raw_key}: not a valid flag name")
+        flag = f"--{key}"
+        if value is None or value is False:
+            continue
+        if value is True:
+            out.append(flag)
+        elif isinstance(value, dict):
+            out += [flag, json.dumps(value, separators=(", ", ": "))]
+        elif isinstance(value, list):
+            if not value or any(isinstance(v, dict | list | bool) or v is None for v in value):
+                raise RecipeError(f"{where}.{raw_key}: a list must hold plain values")
+            out += [flag, *(str(v) for v in value)]
+        elif isinstance(value, int | float | str):
+            out += [flag, str(value)]
+        else:
+            raise RecipeError(f"{where}.{raw_key}: unsupported value {value!r}")
+    return out
+
+
+def _positive_int(args: dict[str, Any], key: str, where: str) -> int:
+    value = args[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise RecipeError(f"{where}.{key}: must be a positive integer, got {value!r}")
+    return value
+
+
+def parse_recipe(raw: Any, where: str = "recipe") -> Recipe:
+    """Validate an already-loaded recipe tree. Raises RecipeError naming the key."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("vllm"), dict):
+        raise RecipeError(f"{where}: vllm: required (a mapping with engine, model, args, env)")
+    section = raw["vllm"]
+    known = {"engine", "model", "args", "env", "cold_start_s", "notes"}
+    unknown = sorted(set(section) - known)
+    if unknown:
+        raise RecipeError(f"{where}: vllm.{unknown[0]}: unknown key (known: {', '.join(sorted(known))})")
+    for key in ("engine", "model"):
+        if not isinstance(section.get(key), str) or not section[key].strip():
+            raise RecipeError(f"{where}: vllm.{key}: required (a non-empty string)")
+    args = section.get("args")
+    if not isinstance(args, dict):
+        raise RecipeError(f"{where}: vllm.args: required (a mapping of vllm serve flags)")
+    args = {str(k).replace("_", "-"): v for k, v in args.items()}
+    for key in _REQUIRED_ARGS:
+        if key not in args:
+            raise RecipeError(f"{where}: vllm.args.{key}: required")
+    ints = {key: _positive_int(args, key, f"{where}: vllm.args") for key in _REQUIRED_ARGS}
+    env_raw = section.get("env") or {}
+    if not isinstance(env_raw, dict):
+        raise RecipeError(f"{where}: vllm.env: must be a mapping of variable to value")
+    env: dict[str, str] = {}
+    for name, value in env_raw.items():
+        if not _ENV_NAME.match(str(name)):
+            raise RecipeError(f"{where}: vllm.env.{name}: not a valid variable name")
+        if value is None or isinstance(value, dict | list):
+            raise RecipeError(f"{where}: vllm.env.{name}: must be a plain value")
+        env[str(name)] = str(value).lower() if isinstance(value, bool) else str(value)
+    cold = section.get("cold_start_s")
+    if cold is not None and (isinstance(cold, bool) or not isinstance(cold, int) or cold < 0):
+        raise RecipeError(f"{where}: vllm.cold_start_s: must be a non-negative integer")
+    return Recipe(
+        engine=section["engine"].strip(),
+        model=section["model"].strip(),
+        args=_render_args(args, f"{where}: vllm.args"),
+        env=env,
+        max_num_seqs=ints["max-num-seqs"],
+        max_model_len=ints["max-model-len"],
+        port=ints["port"],
+        cold_start_s=cold,
+        notes=str(section.get("notes") or "").strip(),
+    )
+
+
+def load_recipe(path: str | os.PathLike[str]) -> Recipe:
+    """Read and validate a recipe file. Raises RecipeError naming the file and key."""
+    file = Path(path)
+    try:
+        text = file.read_text()
+    except OSError as exc:
+        raise RecipeError(f"cannot read recipe {file}: {exc.strerror}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise RecipeError(f"{file}{where}: not valid YAML") from None
+    recipe = parse_recipe(raw, str(file))
+    return replace(recipe, path=file)
+
+
+def render_command(recipe: Recipe) -> str:
+    """``VAR=value ... vllm serve MODEL --flag value ...``, quoted for a POSIX shell."""
+    assignments = [f"{name}={shlex.quote(value)}" for name, value in recipe.env.items()]
+    return " ".join([*assignments, shlex.join(recipe.argv())])
+
+
+def recipe_path(config_file: str | os.PathLike[str], backend: BackendConfig) -> Path:
+    """The backend's recipe file, resolved relative to the router config's directory."""
+    if not backend.recipe:
+        raise RecipeError("backend has no recipe")
+    path = Path(backend.recipe).expanduser()
+    return path if path.is_absolute() else Path(config_file).resolve().parent / path
+
+
+def apply_recipe(config_file: str | os.PathLike[str], backend: BackendConfig) -> tuple[int, int]:
+    """``(max_concurrency, context_window)`` for a backend with a recipe.
+
+    Values come from the recipe's ``max-num-seqs`` and ``max-model-len``. A value
+    set explicitly on the backend may be lower (a replica taking a share of the
+    box, or a tighter context budget) but never higher than what the server
+    actually runs with: that raises RecipeError naming both.
+    """
+    recipe = load_recipe(recipe_path(config_file, backend))
+    pairs = (
+        ("max_concurrency", backend.max_concurrency, "max-num-seqs", recipe.max_num_seqs),
+        ("context_window", backend.context_window, "max-model-len", recipe.max_model_len),
+    )
+    out: list[int] = []
+    for key, mine, rkey, theirs in pairs:
+        if mine is not None and mine > theirs:
+            raise RecipeError(
+                f"{key}: {mine} is more than the recipe's {rkey} {theirs} ({recipe.path}); "
+                f"remove it or lower it"
+            )
+        out.append(theirs if mine is None else mine)
+    return out[0], out[1]
+
+
+def apply_recipes(config: Config, config_file: str | os.PathLike[str]) -> Config:
+    """``config`` with every recipe backend's limits taken from its recipe (see apply_recipe).
+
+    Config is frozen, so this returns a copy. Errors name the backend:
+    ``backends.local.recipe: ...``.
+    """
+    backends = dict(config.backends)
+    changed = False
+    for name, backend in config.backends.items():
+        if not backend.recipe:
+            continue
+        try:
+            concurrency, window = apply_recipe(config_file, backend)
+        except RecipeError as exc:
+            raise RecipeError(f"backends.{name}.recipe: {exc}") from None
+        backends[name] = backend.model_copy(update={"max_concurrency": concurrency, "context_window": window})
+        changed = True
+    return config.model_copy(update={"backends": backends}) if changed else config
+
+
+def find_recipe_backend(config_file: str | os.PathLike[str] | None = None) -> tuple[str, Path]:
+    """``(backend name, recipe path)`` of the first backend in the config with a recipe."""
+    file = config_path(config_file)
+    config = load_config(file)
+    for name, backend in config.backends.items():
+        if backend.recipe:
+            return name, recipe_path(file, backend)
+    raise RecipeError(f"{file}: no backend has a recipe (set backends.<name>.recipe, e.g. laguna-spark.yaml)")
+
+
+def _vllm_executable() -> list[str] | None:
+    found = shutil.which("vllm")
+    if found:
+        return [found]
+    if importlib.util.find_spec("vllm") is not None:
+        return [sys.executable, "-m", "vllm.entrypoints.cli.main"]
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``offload vllm-command [--config PATH] [--exec]``."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["vllm-command"]:
+        args_in = args_in[1:]
+    parser = argparse.ArgumentParser(
+        prog="offload vllm-command",
+        description="Print (or run) the exact `vllm serve` command of the local recipe.",
+    )
+    parser.add_argument("--config", help="router config (default: OFFLOAD_CONFIG or config/router.yaml)")
+    parser.add_argument(
+        "--exec", dest="run", action="store_true", help="replace this process with vllm serve"
+    )
+    opts = parser.parse_args(args_in)
+    try:
+        name, path = find_recipe_backend(opts.config)
+        recipe = load_recipe(path)
+    except ConfigError as exc:
+        print(f"offload vllm-command: {exc}", file=sys.stderr)
+        return 2
+    if not opts.run:
+        print(render_command(recipe))
+        return 0
+    exe = _vllm_executable()
+    if exe is None:
+        print(
+            f"offload vllm-command: vllm is not installed (not on PATH, not importable); "
+            f"the recipe for backend {name!r} wants {recipe.engine}",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"offload vllm-command: backend {name!r}: {render_command(recipe)}", file=sys.stderr, flush=True)
+    # The recipe's environment wins over the inherited one: it is part of the frozen recipe.
+    env = {**os.environ, **recipe.env}
+    argv_out = [*exe, *recipe.argv()[1:]]
+    os.execvpe(argv_out[0], argv_out, env)
+    return 0  # pragma: no cover - execvpe does not return
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
