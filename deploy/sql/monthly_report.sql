@@ -1,0 +1,33 @@
+-- Monthly requests and tokens per route (PostgreSQL), the numbers of
+-- `offload report --month YYYY-MM` (section "route").
+--
+-- Parameter: ${month}, a calendar month 'YYYY-MM' in UTC. It is written in
+-- Grafana's variable syntax, so in Grafana:
+--   1. Dashboard settings > Variables > New: name `month`, type "Query" on the
+--      PostgreSQL data source with
+--        SELECT to_char(m, 'YYYY-MM') FROM generate_series(
+--          date_trunc('month', now() - interval '12 months'), now(), interval '1 month') m
+--        ORDER BY 1 DESC
+--      (or type "Text box" with a default such as 2026-11).
+--   2. Panel > Query > Code, paste this file, Format: Table.
+-- From a shell:
+--   sed "s/\${month}/2026-11/" deploy/sql/monthly_report.sql | psql "$DATABASE_URL"
+--
+-- Rows that were never served (route NULL) appear as 'unrouted', as in the
+-- report. `cached_tokens` is part of `prompt_tokens`; total = prompt + completion.
+WITH bounds AS (
+    SELECT CAST('${month}' || '-01 00:00:00+00' AS timestamptz) AS month_start,
+           CAST('${month}' || '-01 00:00:00+00' AS timestamptz) + interval '1 month' AS month_end
+)
+SELECT
+    COALESCE(u.route, 'unrouted') AS route,
+    COUNT(*) AS requests,
+    COALESCE(SUM(u.prompt_tokens), 0) AS prompt_tokens,
+    COALESCE(SUM(u.completion_tokens), 0) AS completion_tokens,
+    COALESCE(SUM(u.cached_tokens), 0) AS cached_tokens,
+    COALESCE(SUM(u.prompt_tokens + u.completion_tokens), 0) AS total_tokens
+FROM usage AS u, bounds AS b
+WHERE u.started_at >= b.month_start
+  AND u.started_at < b.month_end
+GROUP BY 1
+ORDER BY 1;

@@ -1,0 +1,143 @@
+"""Engines and schema migrations.
+
+SQLite (the embedded default) is upgraded automatically at start-up: it is
+private to one proxy. PostgreSQL is shared by every replica, so a replica
+never migrates it behind the operator's back; it refuses to start and names
+the command instead (``offload db upgrade --config PATH``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.pool import NullPool
+
+if TYPE_CHECKING:
+    from alembic.config import Config as AlembicConfig
+
+# Alembic is imported where it is used: `offload report` and the proxy's hot
+# imports do not need it, and its import logs a line per plugin at INFO.
+logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+
+# The migrations live next to the package (repo root), found relative to this
+# file so that `offload db upgrade` works from any working directory.
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+
+
+class SchemaOutOfDate(RuntimeError):
+    """The database is not at the schema revision this code expects."""
+
+
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def make_engine(url: str, *, pooled: bool = True) -> Engine:
+    """An engine with sane connect timeouts; SQLite in WAL mode.
+
+    The writer uses it from worker threads, hence ``check_same_thread=False``.
+    """
+    kwargs: dict[str, Any] = {}
+    if is_sqlite(url):
+        # busy timeout: wait for a concurrent reader/writer (the report) briefly.
+        kwargs["connect_args"] = {"check_same_thread": False, "timeout": 5}
+    elif url.startswith("postgresql"):
+        # An unreachable server must fail fast so rows go to the spool.
+        kwargs["connect_args"] = {"connect_timeout": 3}
+    if not pooled:
+        kwargs["poolclass"] = NullPool
+    engine = create_engine(url, **kwargs)
+    if is_sqlite(url):
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            # WAL lets the report read while the writer writes.
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+    return engine
+
+
+def alembic_config() -> AlembicConfig:
+    from alembic.config import Config as AlembicConfig
+
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return cfg
+
+
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, f"no migrations found in {MIGRATIONS_DIR}"
+    return head
+
+
+def current_revision(url: str) -> str | None:
+    """The database's revision, or None for a database Alembic has never touched."""
+    from alembic.runtime.migration import MigrationContext
+
+    engine = make_engine(url, pooled=False)
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    finally:
+        engine.dispose()
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Apply migrations up to ``revision`` (idempotent)."""
+    from alembic import command
+
+    cfg = alembic_config()
+    engine = make_engine(url, pooled=False)
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+    finally:
+        engine.dispose()
+
+
+def ensure_schema(url: str, config_path: str | None = None) -> None:
+    """Make sure the schema is at head: upgrade SQLite, refuse a stale PostgreSQL."""
+    if is_sqlite(url):
+        upgrade(url)
+        return
+    current, head = current_revision(url), head_revision()
+    if current != head:
+        from router.config import config_path as default_config_path
+
+        path = config_path or str(default_config_path(None))
+        raise SchemaOutOfDate(
+            f"database schema is at revision {current or '(empty)'}, this version needs {head}; "
+            f"run: offload db upgrade --config {path}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``offload db upgrade [--config PATH]``."""
+    from router.config import ConfigError, load_config
+
+    parser = argparse.ArgumentParser(prog="offload db")
+    sub = parser.add_subparsers(dest="action", required=True)
+    up = sub.add_parser("upgrade", help="apply database migrations up to head")
+    up.add_argument("--config", default=None)
+    args = parser.parse_args(argv)
+    try:
+        url = load_config(args.config).database.url
+    except ConfigError as exc:
+        print(f"offload db: {exc}", file=sys.stderr)
+        return 2
+    before = current_revision(url)
+    upgrade(url)
+    print(f"database at {head_revision()} (was {before or 'empty'})")
+    return 0
