@@ -10,7 +10,7 @@ one worker) as separate processes, then:
 Every figure is also given as a ratio to direct, since these machines are
 shared and noisy. Usage:
 
-    .venv/bin/python bench/overhead.py [--requests 2000] [--latency-ms 5] [--accounting]
+    .venv/bin/python bench/overhead.py [--requests 2000] [--latency-ms 5] [--accounting | --compare-accounting]
 """
 
 from __future__ import annotations
@@ -88,32 +88,35 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-async def sequential(direct: str, proxied: str, n: int, stream: bool) -> dict[str, float]:
+async def sequential(paths: dict[str, str], n: int, stream: bool) -> dict[str, float]:
+    """Alternate one request on each path, ``n`` rounds; figures relative to ``direct``."""
     body = orjson.dumps({**BODY, "stream": stream})
-    d_ttfb, d_total, p_ttfb, p_total = [], [], [], []
+    ttfb: dict[str, list[float]] = {name: [] for name in paths}
+    total: dict[str, list[float]] = {name: [] for name in paths}
     async with aiohttp.ClientSession() as session:
-        for _ in range(50):  # warm up both paths
-            await one(session, direct, body, stream)
-            await one(session, proxied, body, stream)
+        for _ in range(50):  # warm up every path
+            for url in paths.values():
+                await one(session, url, body, stream)
         for _ in range(n):
-            a, b = await one(session, direct, body, stream)
-            d_ttfb.append(a)
-            d_total.append(b)
-            a, b = await one(session, proxied, body, stream)
-            p_ttfb.append(a)
-            p_total.append(b)
+            for name, url in paths.items():
+                a, b = await one(session, url, body, stream)
+                ttfb[name].append(a)
+                total[name].append(b)
     ms = 1000.0
-    out = {
-        "direct_p50_ms": pct(d_total, 50) * ms,
-        "proxy_p50_ms": pct(p_total, 50) * ms,
-        "added_p50_ms": (pct(p_total, 50) - pct(d_total, 50)) * ms,
-        "added_p99_ms": (pct(p_total, 99) - pct(d_total, 99)) * ms,
-        "added_mean_ms": (statistics.fmean(p_total) - statistics.fmean(d_total)) * ms,
-        "ratio_p50": pct(p_total, 50) / pct(d_total, 50),
-    }
-    if stream:
-        out["added_ttfb_p50_ms"] = (pct(p_ttfb, 50) - pct(d_ttfb, 50)) * ms
-        out["added_ttfb_p99_ms"] = (pct(p_ttfb, 99) - pct(d_ttfb, 99)) * ms
+    base = total["direct"]
+    out = {"direct_p50_ms": pct(base, 50) * ms}
+    for name in paths:
+        if name == "direct":
+            continue
+        mine = total[name]
+        out[f"{name}_p50_ms"] = pct(mine, 50) * ms
+        out[f"{name}_added_p50_ms"] = (pct(mine, 50) - pct(base, 50)) * ms
+        out[f"{name}_added_p99_ms"] = (pct(mine, 99) - pct(base, 99)) * ms
+        out[f"{name}_added_mean_ms"] = (statistics.fmean(mine) - statistics.fmean(base)) * ms
+        out[f"{name}_ratio_p50"] = pct(mine, 50) / pct(base, 50)
+        if stream:
+            out[f"{name}_added_ttfb_p50_ms"] = (pct(ttfb[name], 50) - pct(ttfb["direct"], 50)) * ms
+            out[f"{name}_added_ttfb_p99_ms"] = (pct(ttfb[name], 99) - pct(ttfb["direct"], 99)) * ms
     return out
 
 
@@ -142,9 +145,12 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10.0, help="duration of each throughput run")
     parser.add_argument("--accounting", action="store_true", help="run the proxy with SQLite accounting on")
+    parser.add_argument(
+        "--compare-accounting", action="store_true", help="two proxies, accounting off and on, in the same run"
+    )
     opts = parser.parse_args()
 
-    up_port, proxy_port = free_port(), free_port()
+    up_port = free_port()
     tmp = Path(tempfile.mkdtemp(prefix="offload-bench-"))
     fake = start(
         [
@@ -153,31 +159,35 @@ async def main() -> None:
         ],
         up_port,
     )  # fmt: skip
-    config = proxy_config(f"http://127.0.0.1:{up_port}/v1", opts.accounting, tmp)
-    proxy = start(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(proxy_port)], proxy_port
-    )
+    upstream = f"http://127.0.0.1:{up_port}/v1"
+    procs = [fake]
+    paths = {"direct": f"{upstream}/chat/completions"}
+    variants = {"proxy": opts.accounting} if not opts.compare_accounting else {"proxy": False, "proxy_acct": True}
     try:
-        direct = f"http://127.0.0.1:{up_port}/v1/chat/completions"
-        proxied = f"http://127.0.0.1:{proxy_port}/v1/chat/completions"
-        print(f"fake upstream latency {opts.latency_ms} ms; accounting {'on' if opts.accounting else 'off'}")
+        for name, accounting in variants.items():
+            port = free_port()
+            work = tmp / name
+            work.mkdir()
+            config = proxy_config(upstream, accounting, work)
+            cmd = [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)]
+            procs.append(start(cmd, port))
+            paths[name] = f"http://127.0.0.1:{port}/v1/chat/completions"
+        mode = "compared" if opts.compare_accounting else ("on" if opts.accounting else "off")
+        print(f"fake upstream latency {opts.latency_ms} ms; accounting {mode}")
         for stream in (False, True):
-            result = await sequential(direct, proxied, opts.requests, stream)
+            result = await sequential(paths, opts.requests, stream)
             label = "streaming" if stream else "non-streaming"
-            print(f"\none at a time, {label} ({opts.requests} each, alternating):")
+            print(f"\none at a time, {label} ({opts.requests} rounds, alternating):")
             for key, value in result.items():
-                print(f"  {key:22s} {value:8.3f}")
-        rps_direct = await throughput(direct, opts.concurrency, opts.seconds)
-        rps_proxy = await throughput(proxied, opts.concurrency, opts.seconds)
+                print(f"  {key:32s} {value:8.3f}")
         print(f"\n{opts.concurrency} concurrent connections, non-streaming, {opts.seconds:.0f} s each:")
-        print(f"  direct_rps             {rps_direct:8.0f}")
-        print(f"  proxy_rps              {rps_proxy:8.0f}")
-        print(f"  ratio                  {rps_proxy / rps_direct:8.3f}")
+        rps = {name: await throughput(url, opts.concurrency, opts.seconds) for name, url in paths.items()}
+        for name, value in rps.items():
+            print(f"  {name + '_rps':32s} {value:8.0f}   ratio to direct {value / rps['direct']:.3f}")
     finally:
-        proxy.terminate()
-        proxy.wait(30)
-        fake.terminate()
-        fake.wait(10)
+        for proc in reversed(procs):
+            proc.terminate()
+            proc.wait(30)
 
 
 if __name__ == "__main__":
