@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
+import uvicorn
 
 from router.config import Config, ConfigError, load_config
 
@@ -72,24 +75,44 @@ def serve(args: list[str]) -> int:
         else:
             log.warning("no client key is configured: any local process may call the proxy")
     _prepare_database(config, opts.config)
-    import uvicorn
-
     from router.app import create_app
 
     app = create_app(config)
     log.info("offload-router on http://%s:%d/v1", host, port)
     # One worker per process keeps /metrics whole; scale with replicas.
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        loop="uvloop",
-        http="httptools",
-        access_log=False,
-        log_level="warning",
-        timeout_graceful_shutdown=int(config.server.shutdown_grace_s) or None,
+    server = _Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            loop="uvloop",
+            http="httptools",
+            access_log=False,
+            log_level="warning",
+            timeout_graceful_shutdown=int(config.server.shutdown_grace_s) or None,
+        )
     )
+    server.run()
     return 0
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, minus re-raising SIGTERM once the graceful shutdown is done.
+
+    uvicorn re-raises the signal it caught, so the process would end "killed
+    by SIGTERM"; systemd and Kubernetes expect a clean exit 0 after a graceful
+    stop (in-flight requests finished, usage flushed).
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
 
 
 def _prepare_database(config: Config, config_file: str | None) -> None:
@@ -110,7 +133,9 @@ def _prepare_database(config: Config, config_file: str | None) -> None:
         print(f"offload: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except OperationalError as exc:
-        log.warning("database unreachable at start-up (%s): usage rows go to the spool", type(exc.orig).__name__)
+        log.warning(
+            "database unreachable at start-up (%s): usage rows go to the spool", type(exc.orig).__name__
+        )
 
 
 # --------------------------------------------------------------- classify

@@ -154,3 +154,38 @@ def test_serve_refuses_out_of_date_postgres(pg_url, tmp_path, behind):  # noqa: 
     )
     assert result.returncode == 2
     assert f"offload db upgrade --config {config}" in result.stderr
+
+
+def test_serve_starts_while_the_database_is_unreachable(tmp_path):
+    """The proxy serves from the first second; rows wait in the spool for the database."""
+    import subprocess
+    import sys
+
+    from tests.harness import free_port
+
+    port = free_port()
+    config = tmp_path / "router.yaml"
+    config.write_text(
+        f"database: {{url: 'postgresql+psycopg://postgres@127.0.0.1:{free_port()}/test', "
+        f"spool_path: '{tmp_path}/spool.jsonl'}}\n"
+        "backends: {local: {kind: vllm, base_url: 'http://127.0.0.1:9/v1', model: m}}\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_until(lambda: _healthy(port), timeout=30), "serve did not come up"
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "database unreachable at start-up" in err
+
+
+def _healthy(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
