@@ -184,12 +184,6 @@ class RoutingConfig(_Strict):
         return value
 
 
-class MetricsConfig(_Strict):
-    enabled: bool = True
-    # Extra label dimensions an operator opts into (e.g. ["client"]).
-    extra_labels: list[Literal["client"]] = []
-
-
 class Config(_Strict):
     server: ServerConfig = ServerConfig()
     database: DatabaseConfig = DatabaseConfig()
@@ -197,7 +191,6 @@ class Config(_Strict):
     backends: dict[str, BackendConfig]
     routing: RoutingConfig = RoutingConfig()
     health: HealthConfig = HealthConfig()
-    metrics: MetricsConfig = MetricsConfig()
 
     @model_validator(mode="after")
     def _references_exist(self) -> Config:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -25,6 +25,17 @@ if TYPE_CHECKING:
     from router.backends import Pool
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# The *_created series double every counter for no dashboard's benefit.
+disable_created_metrics()
+
+# Every reason a request can leave a backend for its fallback. The series are
+# created at zero up front: Prometheus's rate() cannot see the first increment
+# of a series that did not exist at the previous scrape, so a lone fallback
+# would otherwise never show on the dashboard or in the alert.
+FALLBACK_REASONS = (
+    "backend_down", "breaker_open", "capacity", "unconfigured", "connect_error", "connection_reset",
+    "timeout", "first_byte_timeout", "empty_stream", "http_408", "http_500", "http_502", "http_503", "http_504",
+)  # fmt: skip
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 _DECISION_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2)
@@ -67,6 +78,20 @@ class Metrics:
             "offload_decision_seconds", "Time to decide a route.", buckets=_DECISION_BUCKETS, registry=r
         )
         r.register(_LiveState(pool, recorder))
+        self._create_series(pool)
+
+    def _create_series(self, pool: Pool) -> None:
+        intents = ("none", "coding", "tools", "instruction", "math", "reasoning", "writing")
+        for backend in pool.backends.values():
+            for intent in intents:
+                for fallback in ("0", "1"):
+                    self.requests.labels(backend.route, backend.name, intent, "2xx", fallback)
+            for direction in ("prompt", "completion"):
+                self.tokens.labels(backend.route, backend.name, direction)
+            for to in pool.candidates(backend.name):
+                if to is not backend:
+                    for reason in FALLBACK_REASONS:
+                        self.fallbacks.labels(backend.name, to.name, reason)
 
     def observe(self, row: UsageRow) -> None:
         """Count one finished request (called once per request, after the response)."""

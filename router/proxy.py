@@ -245,9 +245,10 @@ class Forwarder:
         if response.status >= 400:
             data = normalise_upstream_error(response.status, data)
             row.error_type = f"upstream_{response.status}"
+            row.prompt_tokens = 0  # a rejected request generated (and bills) nothing
         else:
             self._usage_from_body(data, row)
-        row.ttft_ms = row.latency_ms = (time.perf_counter() - t0) * 1000
+        row.latency_ms = (time.perf_counter() - t0) * 1000
         self.finish(row)
         media = response.headers.get("Content-Type", "application/json")
         return Response(data, status_code=response.status, media_type=media, headers=route_headers(row))
@@ -335,6 +336,7 @@ class Forwarder:
     ) -> Response:
         row.latency_ms = (time.perf_counter() - t0) * 1000
         row.fallback_reason = failures[-1].reason if failures else None
+        row.prompt_tokens = 0  # nothing was generated
         if last_error is not None:
             status, data = last_error
             row.status, row.error_type = status, f"upstream_{status}"

@@ -1,0 +1,444 @@
+"""Feature extraction for the intent classifier.
+
+One function, :func:`extract`, turns an OpenAI request body (chat or completions) into a
+:class:`Features` value. Training (scikit-learn) and serving (pure Python) both go through it,
+so the two can never disagree about what a request "looks like".
+
+Design constraints, and why:
+
+* **Bounded work.** Only fixed windows of text are read: the head and tail of the last user
+  turn (it decides), and as weaker context the head of the system prompt, the tail of the
+  turn next to the last user turn (tool result or assistant reply) and the tail of the
+  previous user turn. ``len()`` of a Python string is O(1), so a 1 MB request costs about
+  what a 4 KB one does. Message lists, content parts and tool lists are scanned only up to
+  fixed counts.
+* **Never raise.** Every accessor checks types; anything unexpected contributes no text.
+* **Cheap features.** Word unigrams/bigrams and word-boundary character n-grams (prefix and
+  suffix 4-grams of long words, which absorb typos and German/French/Spanish inflection)
+  are sets of plain strings/tuples, looked up directly in dicts at serving time: no hashing
+  in Python, no per-character Python loops. Structural signals use set lookups, ``in`` and
+  ``bytes.translate``, and run the few regexes only when a cheap check says they can match.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from classifier.lexicon import LEXICONS
+
+# Bump when anything below changes the feature space; weights record it and the loader checks it.
+FEATURE_VERSION = "f10"
+
+# Windows (characters). The last user turn decides; context only nudges.
+USER_HEAD = 768
+USER_TAIL = 1280
+SYSTEM_HEAD = 256
+PREV_TAIL = 256
+MAX_MESSAGES_SCANNED = 48
+MAX_PARTS = 16
+MIN_SUBWORD_LEN = 6  # prefix/suffix 4-grams only for words at least this long
+
+# Namespaces of the exported feature keys. Context features get a smaller value so that,
+# under L2 regularisation, the model has to see stronger evidence before trusting them.
+NS_USER = "u:"
+NS_BIGRAM = "b:"
+NS_PREFIX = "p:"
+NS_SUFFIX = "x:"
+NS_CONTEXT = "c:"
+NS_STRUCT = "s:"
+NAMESPACE_SCALE: dict[str, float] = {
+    NS_USER: 1.0,
+    NS_BIGRAM: 1.0,
+    NS_PREFIX: 0.5,
+    NS_SUFFIX: 0.5,
+    NS_CONTEXT: 0.5,
+    NS_STRUCT: 1.0,
+}
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")  # tool descriptions only (cached per tool)
+# Tokenising = lower-case, ASCII punctuation (except "_") to spaces, every digit to "0",
+# then str.split(). Done as bytes.translate on UTF-8 (a 256-entry table in C): a regex
+# tokenizer cost ~100 us per 2 KB here, this costs ~5 us, ASCII or not. Mapping digits to
+# "0" folds numbers into shapes ("2000" -> "0000") and lets digit density be one count().
+_PUNCT = "".join(c for c in string.punctuation if c != "_")
+_BYTE_TABLE = bytes.maketrans((_PUNCT + "123456789").encode(), (" " * len(_PUNCT) + "000000000").encode())
+# Punctuation that says "code" or "maths" once tokens no longer carry it.
+_MARK_CHARS = "{};=$\\()[]<>#|^_`*"
+BIGRAM_HEAD_TOKENS = 64  # bigrams only from the start and end of the turn: bounded and
+BIGRAM_TAIL_TOKENS = 48  # that is where the ask usually is ("Fix this: ...", "... why?")
+_REQ_WORDS = re.compile(
+    r"(\d[\d,.]{1,6})\s*[-–]?\s*(?:words?|wörter|wörtern|wort|mots|palabras|pages?|seiten|páginas)\b"
+)
+_JAVA_FRAME = re.compile(r"\n\s+at [\w.$<>]+\(")
+_INLINE_MATH = re.compile(r"\$[^$\n]{1,80}\$")
+_CODE_LINE = re.compile(
+    r"(?m)^\s*(?:def |class |import |from \w+ import|function |const |let |fn |func |public |#include|SELECT |select )"
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_LANG_STOPWORDS: dict[str, frozenset[str]] = {
+    "de": _words("der die das und ist nicht ich mit für ein eine bitte auf wie sie wir den dem zu"),
+    "fr": _words("le la les et est pas je avec pour un une des du vous nous sur qui que dans"),
+    "es": _words("el la los las y es no con para un una por que del en mi los por favor cómo"),
+}
+
+
+@dataclass(slots=True)
+class Features:
+    """Sets of feature keys per namespace (binary features)."""
+
+    user: set[str]
+    bigrams: set[tuple[str, str]]
+    prefixes: set[str]
+    suffixes: set[str]
+    context: set[str]
+    struct: list[str]
+
+
+# --------------------------------------------------------------------------- text access
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, dict) and part.get("type") in ("text", "input_text", None):
+        text = part.get("text")
+        if isinstance(text, str):
+            return text
+    return ""
+
+
+def content_text(content: Any, budget: int) -> str:
+    """Text of a message content (string or list of parts), at most ~``budget`` chars kept
+    from each end. Unknown part types (images, audio, files) contribute nothing."""
+    if isinstance(content, str):
+        return _window(content, budget, budget)
+    if not isinstance(content, list):
+        return ""
+    parts = content if len(content) <= 2 * MAX_PARTS else content[:MAX_PARTS] + content[-MAX_PARTS:]
+    pieces: list[str] = []
+    total = 0
+    for part in parts:
+        text = _part_text(part)
+        if text:
+            text = _window(text, budget, budget)
+            pieces.append(text)
+            total += len(text)
+            if total >= 4 * budget:
+                break
+    return "\n".join(pieces)
+
+
+def _window(text: str, head: int, tail: int) -> str:
+    if len(text) <= head + tail:
+        return text
+    return text[:head] + "\n" + text[-tail:]
+
+
+@dataclass(slots=True)
+class RequestView:
+    """The bounded slices of a request that the features read."""
+
+    user: str  # windowed last user turn
+    user_len: int  # full length of the last user turn (cheap: len of the raw string/parts)
+    system: str
+    prev: str  # tail of the turn next to the last user turn (tool result or assistant reply)
+    prev_user: str  # tail of the user turn before the last one ("fix it" needs it)
+    has_tools: bool
+    tool_words: frozenset[str]  # words of the offered tools' names/descriptions (bounded)
+    n_messages: int
+    last_role: str
+    is_completion: bool
+
+
+def _raw_len(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        return sum(len(_part_text(p)) for p in content[:MAX_PARTS])
+    return 0
+
+
+_NO_WORDS: frozenset[str] = frozenset()
+_TOOL_STOP = _words(
+    "the and for from with that this into string integer number object array boolean type function"
+)
+MAX_TOOLS = 16
+
+
+_TOOL_CACHE: dict[tuple[str, str], frozenset[str]] = {}
+_TOOL_CACHE_MAX = 4096
+
+
+def _one_tool_words(name: str, description: str) -> frozenset[str]:
+    # Agents send the same tool list with every request: cache per (name, description).
+    key = (name[:100], description[:200])
+    words = _TOOL_CACHE.get(key)
+    if words is None:
+        text = (key[0] + " " + key[1]).lower().replace("_", " ")
+        words = frozenset(w for w in _TOKEN.findall(text) if len(w) > 2) - _TOOL_STOP
+        if len(_TOOL_CACHE) >= _TOOL_CACHE_MAX:
+            _TOOL_CACHE.clear()
+        _TOOL_CACHE[key] = words
+    return words
+
+
+def _tool_words(tools: list[Any]) -> frozenset[str]:
+    """Words naming what the offered tools do: a tool-use turn asks for one of these things."""
+    words: set[str] = set()
+    for tool in tools[:MAX_TOOLS]:
+        if not isinstance(tool, dict):
+            continue
+        fn = tool.get("function")
+        if not isinstance(fn, dict):
+            fn = tool
+        name, desc = fn.get("name"), fn.get("description")
+        words |= _one_tool_words(name if isinstance(name, str) else "", desc if isinstance(desc, str) else "")
+    return frozenset(words)
+
+
+def view(request: Any) -> RequestView:
+    """Extract the bounded text windows of a request. Never raises on malformed input."""
+    if not isinstance(request, dict):
+        text = request if isinstance(request, str) else ""
+        return RequestView(
+            _window(text, USER_HEAD, USER_TAIL), len(text), "", "", "", False, _NO_WORDS, 0, "", False
+        )
+    tools = request.get("tools") or request.get("functions")
+    has_tools = isinstance(tools, list) and len(tools) > 0
+    tool_words = _tool_words(tools) if has_tools else _NO_WORDS
+    messages = request.get("messages")
+    if messages is None and "prompt" in request:
+        prompt = request.get("prompt")
+        if isinstance(prompt, list):
+            prompt = "\n".join(p for p in prompt[:MAX_PARTS] if isinstance(p, str))
+        text = prompt if isinstance(prompt, str) else ""
+        return RequestView(
+            _window(text, USER_HEAD, USER_TAIL), len(text), "", "", "", has_tools, tool_words, 0, "", True
+        )
+    if isinstance(messages, str):
+        return RequestView(
+            _window(messages, USER_HEAD, USER_TAIL),
+            len(messages),
+            "",
+            "",
+            "",
+            has_tools,
+            tool_words,
+            1,
+            "user",
+            False,
+        )
+    if not isinstance(messages, list):
+        return RequestView("", 0, "", "", "", has_tools, tool_words, 0, "", False)
+    n = len(messages)
+    tail = messages[-MAX_MESSAGES_SCANNED:]
+    last_role = ""
+    if tail and isinstance(tail[-1], dict):
+        role = tail[-1].get("role")
+        last_role = role if isinstance(role, str) else ""
+    user, user_len, prev = "", 0, ""
+    user_idx = -1
+    for i in range(len(tail) - 1, -1, -1):
+        msg = tail[i]
+        if isinstance(msg, dict) and msg.get("role") == "user":
+            content = msg.get("content")
+            user = content_text(content, USER_TAIL)
+            if user:
+                user = _window(user, USER_HEAD, USER_TAIL)
+                user_len = _raw_len(content)
+                user_idx = i
+                break
+    if user_idx < 0 and tail:  # no user turn: the last message with text stands in for it
+        msg = tail[-1]
+        if isinstance(msg, dict):
+            user = _window(content_text(msg.get("content"), USER_TAIL), USER_HEAD, USER_TAIL)
+            user_len = len(user)
+            user_idx = len(tail) - 1
+    # Mid tool loop the last message (the tool result) is the freshest context; otherwise the
+    # turn right after the last user turn, or the one right before it.
+    last = len(tail) - 1
+    for j in (last if last > user_idx else -1, user_idx + 1, user_idx - 1):
+        if 0 <= j < len(tail) and isinstance(tail[j], dict):
+            prev = content_text(tail[j].get("content"), PREV_TAIL)[-PREV_TAIL:]
+            if prev:
+                break
+    prev_user = ""
+    for j in range(user_idx - 1, -1, -1):
+        msg = tail[j]
+        if isinstance(msg, dict) and msg.get("role") == "user":
+            prev_user = content_text(msg.get("content"), PREV_TAIL)[-PREV_TAIL:]
+            break
+    system = ""
+    for msg in messages[:4]:
+        if isinstance(msg, dict) and msg.get("role") in ("system", "developer"):
+            system = content_text(msg.get("content"), SYSTEM_HEAD)[:SYSTEM_HEAD]
+            break
+    return RequestView(user, user_len, system, prev, prev_user, has_tools, tool_words, n, last_role, False)
+
+
+# --------------------------------------------------------------------------- features
+
+
+def _bin(value: float, edges: Iterable[float]) -> int:
+    for i, edge in enumerate(edges):
+        if value < edge:
+            return i
+    return -1
+
+
+_MARK_TABLE_DELETE = bytes(b for b in range(256) if chr(b) not in _MARK_CHARS)
+_EXT_TOKENS = _words("py js ts tsx jsx rs kt cpp hpp rb php sql sh yaml yml toml json cfg ini")
+# Feature names built once: f-strings on the hot path add up at ~25 features per request.
+_MARK_NAMES = {ord(c): (f"mark:{c}:1", f"mark:{c}:2") for c in _MARK_CHARS}
+_LEX_NAMES = {name: [f"lex:{name}:{k}" for k in range(1, 5)] for name in LEXICONS}
+_CTX_LEX_NAMES = {
+    name: ([f"clex:{name}:{k}" for k in range(1, 4)], [f"short_clex:{name}:{k}" for k in range(1, 4)])
+    for name in LEXICONS
+}
+_TOOLMATCH_NAMES = ["toolmatch:1", "toolmatch:2", "toolmatch:3"]
+_CODE_KEYWORDS = _words("def class import function const let fn func public include select return elif")
+_REQ_WORD_TOKENS = _words("word words wörter wörtern wort mots palabras page pages seiten páginas")
+
+
+def _structural(v: RequestView, user: str, lower: str, norm: str, uni: set[str]) -> list[str]:
+    """Shape features. Each check is gated on a token or punctuation already known to be
+    present, so the common case costs set lookups rather than scans of the window."""
+    s: list[str] = []
+    if v.has_tools:
+        s.append("tools")
+        hits = len(uni & v.tool_words)
+        if hits:
+            s.extend(_TOOLMATCH_NAMES[: min(hits, 3)])
+        else:
+            s.append("toolmatch:0")
+    if v.last_role == "tool" or v.last_role == "function":
+        s.append("last_tool")
+    if v.is_completion:
+        s.append("completion")
+    if v.system:
+        s.append("system")
+    s.append(f"nmsg:{_bin(v.n_messages, (2, 3, 5, 9))}")
+    s.append(f"ulen:{_bin(v.user_len, (40, 120, 400, 1500, 5000))}")
+    # Counts of code/maths punctuation in one C pass: delete every other byte, count the rest.
+    marks = Counter(user.encode("utf-8", "surrogatepass").translate(None, _MARK_TABLE_DELETE))
+    for ch, k in marks.items():
+        s.append(_MARK_NAMES[ch][k >= 5])
+    if marks.get(96, 0) >= 3 and "```" in user:  # 96 = "`"
+        s.append("fence")
+    if ("diff" in uni and "git" in uni) or (
+        marks.get(64, 0) >= 2 and "@@" in user and ("\n+" in user or "\n-" in user)  # 64 = "@"
+    ):
+        s.append("diff")
+    if (
+        ("traceback" in uni and "Traceback (most recent call last)" in user)
+        or "panicked" in uni
+        or (
+            "at" in uni and marks.get(40) and _JAVA_FRAME.search(user)  # 40 = "("
+        )
+    ):
+        s.append("trace")
+    if ("error" in uni and ("error[E" in user or "error TS" in user or ": error:" in user)) or (
+        "failed" in uni and "FAILED" in user
+    ):
+        s.append("compiler_or_test_error")
+    if uni & _EXT_TOKENS:  # "app.py" tokenises to "app", "py"; the extensions are rare as words
+        s.append("path")
+    if uni & _CODE_KEYWORDS and _CODE_LINE.search(user):
+        s.append("code_line")
+    if marks.get(92) and ("frac" in uni or "int" in uni or "sum" in uni or "sqrt" in uni):  # 92 = backslash
+        s.append("latex")
+    if marks.get(36, 0) >= 2 and ("$$" in user or _INLINE_MATH.search(user)):  # 36 = "$"
+        s.append("latex_dollar")
+    digits = norm.count("0")
+    s.append(f"digits:{_bin(digits / (len(user) + 1), (0.001, 0.02, 0.06, 0.15))}")
+    m = _REQ_WORDS.search(lower) if uni & _REQ_WORD_TOKENS else None
+    if m:
+        try:
+            n = float(m.group(1).replace(",", "").rstrip("."))
+        except ValueError:
+            n = 0.0
+        s.append(f"reqlen:{_bin(n, (60, 200, 600))}")
+    if user.count("\n") > 8:
+        s.append("multiline")
+    if marks.get(123) and '":' in user:  # 123 = "{"
+        s.append("json")
+    for name, lex in LEXICONS.items():
+        hits = len(uni & lex)
+        # Cumulative levels (>=1, >=2, ...) so evidence adds up monotonically.
+        if hits:
+            s.extend(_LEX_NAMES[name][: min(hits, 4)])
+    for lang, words in _LANG_STOPWORDS.items():
+        if len(uni & words) >= 2:
+            s.append(f"lang:{lang}")
+    return s
+
+
+def normalize(text: str) -> str:
+    """Lower-case, punctuation to spaces, digits to 0 (see _BYTE_TABLE)."""
+    return text.lower().encode("utf-8", "surrogatepass").translate(_BYTE_TABLE).decode("utf-8", "replace")
+
+
+def tokens(text: str) -> list[str]:
+    return normalize(text).split()
+
+
+def extract(request: Any) -> Features:
+    """All features of one request (see module docstring)."""
+    v = view(request)
+    lower = v.user.lower()
+    norm = lower.encode("utf-8", "surrogatepass").translate(_BYTE_TABLE).decode("utf-8", "replace")
+    toks = norm.split()
+    uni = set(toks)
+    if len(toks) > BIGRAM_HEAD_TOKENS + BIGRAM_TAIL_TOKENS:
+        head, tail = toks[:BIGRAM_HEAD_TOKENS], toks[-BIGRAM_TAIL_TOKENS:]
+        bigrams = set(zip(head, head[1:], strict=False))
+        bigrams.update(zip(tail, tail[1:], strict=False))
+    else:
+        bigrams = set(zip(toks, toks[1:], strict=False))
+    long_words = [w for w in uni if len(w) >= MIN_SUBWORD_LEN]
+    prefixes = {w[:4] for w in long_words}
+    suffixes = {w[-4:] for w in long_words}
+    context = set(tokens(v.system)) if v.system else set()
+    struct = _structural(v, v.user, lower, norm, uni)
+    if v.prev or v.prev_user:
+        convo = set(tokens(v.prev + "\n" + v.prev_user))
+        context |= convo
+        # A terse follow-up ("fix it", "punchier please") gets its intent from the turn
+        # before: domain-lexicon hits there, flagged separately when the last turn is short,
+        # let a linear model learn "short turn -> trust the conversation".
+        short = len(toks) <= 12
+        for name, lex in LEXICONS.items():
+            hits = len(convo & lex)
+            if hits:
+                names = _CTX_LEX_NAMES[name][short][: min(hits, 3)]
+                struct.extend(names)
+    return Features(uni, bigrams, prefixes, suffixes, context, struct)
+
+
+def to_dict(f: Features) -> dict[str, float]:
+    """Training-time representation: namespaced string keys with their (scaled) values."""
+    d: dict[str, float] = {}
+    for ns, keys in (
+        (NS_USER, f.user),
+        (NS_PREFIX, f.prefixes),
+        (NS_SUFFIX, f.suffixes),
+        (NS_CONTEXT, f.context),
+    ):
+        scale = NAMESPACE_SCALE[ns]
+        for k in keys:
+            d[ns + k] = scale
+    for a, b in f.bigrams:
+        d[f"{NS_BIGRAM}{a} {b}"] = NAMESPACE_SCALE[NS_BIGRAM]
+    for k in f.struct:
+        d[NS_STRUCT + k] = NAMESPACE_SCALE[NS_STRUCT]
+    return d

@@ -1,0 +1,133 @@
+"""``offload train --data FILE.jsonl [--out PATH]``: fit the intent model and export JSON weights.
+
+scikit-learn is used here only (training time). The export is the raw multinomial
+logistic-regression coefficients keyed by feature name; ``IntentModel`` recomputes
+``softmax(X @ coef.T + intercept)`` in pure Python and a test checks it matches
+``predict_proba`` to 1e-6.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from classifier.features import FEATURE_VERSION, extract, to_dict
+from classifier.model import INTENTS, WEIGHTS_FORMAT
+
+DEFAULT_OUT = Path(__file__).parent / "weights" / "intent.json"
+DEFAULT_DATA = Path(__file__).parent / "data" / "train.jsonl"
+DEFAULT_C = 1.0
+DEFAULT_MIN_DF = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    request: Any
+    intent: str
+    source: str
+    id: str
+
+
+def load_jsonl(path: str | Path) -> list[Example]:
+    """Read labelled examples; lines with an unknown intent are an error (typos in labels
+    silently shrink a class otherwise)."""
+    out: list[Example] = []
+    with open(path, "rb") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            doc = orjson.loads(line)
+            intent = doc.get("intent")
+            if intent not in INTENTS:
+                raise ValueError(f"{path}:{lineno}: unknown intent {intent!r}")
+            out.append(
+                Example(doc.get("request"), intent, str(doc.get("source", "?")), str(doc.get("id", lineno)))
+            )
+    return out
+
+
+def feature_dicts(examples: Iterable[Example]) -> list[dict[str, float]]:
+    return [to_dict(extract(e.request)) for e in examples]
+
+
+def fit(examples: Sequence[Example], c: float = DEFAULT_C, min_df: int = DEFAULT_MIN_DF):
+    """Fit on ``examples``; returns ``(classifier, vectorizer)`` (scikit-learn objects)."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    dicts = feature_dicts(examples)
+    df = Counter(k for d in dicts for k in d)
+    # Features seen in fewer than min_df requests are mostly identifiers and numbers: drop them
+    # before fitting so the exported file stays small and the export equals the fitted model.
+    keep = {k for k, n in df.items() if n >= min_df}
+    dicts = [{k: v for k, v in d.items() if k in keep} for d in dicts]
+    vec = DictVectorizer(dtype=float, sparse=True)
+    x = vec.fit_transform(dicts)
+    clf = LogisticRegression(C=c, max_iter=2000, tol=1e-6)
+    clf.fit(x, [e.intent for e in examples])
+    return clf, vec
+
+
+def export(clf, vec, meta: dict[str, Any] | None = None) -> bytes:
+    """Serialise to the JSON format ``IntentModel.from_json`` reads. Weights are kept to 9
+    significant digits: far below the 1e-6 probability tolerance, a third of the file size."""
+    names = vec.get_feature_names_out()
+    coef = clf.coef_
+    features: dict[str, list[float]] = {}
+    for j, name in enumerate(names):
+        col = coef[:, j]
+        if any(col):
+            features[str(name)] = [float(f"{w:.9g}") for w in col]
+    doc = {
+        "format": WEIGHTS_FORMAT,
+        "feature_version": FEATURE_VERSION,
+        "classes": [str(c) for c in clf.classes_],
+        "intercept": [float(f"{w:.9g}") for w in clf.intercept_],
+        "meta": meta or {},
+        "features": features,
+    }
+    return orjson.dumps(doc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="offload train", description="Train the intent classifier.")
+    ap.add_argument(
+        "--data", action="append", help="labelled JSONL (repeatable); default: the packaged corpus"
+    )
+    ap.add_argument("--out", default=str(DEFAULT_OUT), help="where to write the JSON weights")
+    ap.add_argument("--C", type=float, default=DEFAULT_C, help="inverse L2 strength")
+    ap.add_argument("--min-df", type=int, default=DEFAULT_MIN_DF)
+    args = ap.parse_args(argv)
+    paths = args.data or [str(DEFAULT_DATA)]
+    examples = [e for p in paths for e in load_jsonl(p)]
+    clf, vec = fit(examples, args.C, args.min_df)
+    counts = Counter(e.intent for e in examples)
+    meta = {
+        "data": [Path(p).name for p in paths],
+        "n": len(examples),
+        "counts": dict(counts),
+        "C": args.C,
+        "min_df": args.min_df,
+    }
+    raw = export(clf, vec, meta)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_bytes(raw)
+    from classifier.model import IntentModel
+
+    model = IntentModel.from_json(raw)
+    print(f"trained on {len(examples)} examples {dict(counts)}", file=sys.stderr)
+    print(
+        f"wrote {args.out} ({len(raw) / 1e6:.2f} MB, {len(vec.vocabulary_)} features) version={model.version}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,480 @@
+"""``offload demo``: the whole proxy on one machine in a few seconds, for newcomers.
+
+Everything runs in this process and one event loop: a simulated local vLLM
+box, a simulated cloud provider (with an API key, like the real one), and the
+real proxy app under uvicorn with a SQLite database in a temporary directory.
+A small batch of agent-style requests goes through the proxy over HTTP (a
+coding task, a tool-loop turn, a hard integral, a launch blog post, then a
+coding task with the local box stopped), and the demo prints where each went
+and why, then flushes the accounting and prints the month's offload report.
+
+The simulated upstreams live here rather than in ``tests/`` so that the
+command works from an installed package. Nothing leaves 127.0.0.1, no GPU and
+no cloud key are needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import socket
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import uvicorn
+from aiohttp import web
+
+from router.accounting import UsageRecorder, UsageRow
+from router.app import create_app
+from router.config import Config, DatabaseConfig, parse_config
+from router.policy import Classifier, load_classifier
+
+LOCAL_MODEL = "poolside/Laguna-S-2.1-NVFP4"
+CLOUD_MODEL = "gpt-5.1"
+# A made-up key: the simulated cloud checks it exactly as a real provider would.
+DEMO_CLOUD_KEY = "sk-demo-" + "0" * 24
+
+
+# ------------------------------------------------------------- upstreams
+
+
+class SimulatedUpstream:
+    """A tiny OpenAI-compatible server: enough of vLLM's or OpenAI's dialect for the demo.
+
+    Chat completions, whole or streamed (with the usage chunk when asked), a
+    tool call when the request carries ``tools``, ``/health`` and ``/v1/models``.
+    """
+
+    def __init__(self, kind: str, model: str, api_key: str | None = None) -> None:
+        self.kind = kind  # "vllm" | "openai"
+        self.model = model
+        self.api_key = api_key
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def _denied(self, request: web.Request) -> web.Response | None:
+        if self.api_key is None or request.headers.get("Authorization") == f"Bearer {self.api_key}":
+            return None
+        error = {"message": "Incorrect API key provided.", "type": "invalid_request_error"}
+        return _json({"error": {**error, "param": None, "code": "invalid_api_key"}}, 401)
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        card = {"id": self.model, "object": "model", "created": int(time.time()), "owned_by": self.kind}
+        return _json({"object": "list", "data": [card]})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        body = orjson.loads(await request.read())
+        message = self._message(body)
+        words = len(str(message.get("content") or "").split()) + 8 * len(message.get("tool_calls") or [])
+        prompt = max(1, len(orjson.dumps(body.get("messages") or [])) // 4)
+        usage = {"prompt_tokens": prompt, "completion_tokens": words, "total_tokens": prompt + words}
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": self.model}
+        if not body.get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            return _json({**base, "object": "chat.completion", "choices": [choice], "usage": usage})
+        return await self._stream(request, body, base, message, finish, usage)
+
+    def _message(self, body: dict[str, Any]) -> dict[str, Any]:
+        if body.get("tools"):
+            name = body["tools"][0].get("function", {}).get("name", "tool")
+            # vLLM and OpenAI name tool calls differently; the proxy's tool-loop
+            # rule reads that prefix to keep a loop on the route that started it.
+            prefix = "chatcmpl-tool-" if self.kind == "vllm" else "call_"
+            call = {
+                "id": prefix + uuid.uuid4().hex[:24],
+                "type": "function",
+                "function": {"name": name, "arguments": '{"cmd": "pytest -q tests/test_parser.py"}'},
+            }
+            return {"role": "assistant", "content": None, "tool_calls": [call]}
+        where = "the local Laguna box" if self.kind == "vllm" else "the cloud model"
+        return {"role": "assistant", "content": f"(simulated answer from {where}) Here is what I would do."}
+
+    async def _stream(
+        self,
+        request: web.Request,
+        body: dict[str, Any],
+        base: dict[str, Any],
+        message: dict[str, Any],
+        finish: str,
+        usage: dict[str, Any],
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        base = {**base, "object": "chat.completion.chunk"}
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        if message.get("tool_calls"):
+            deltas.append({"tool_calls": [{"index": 0, **message["tool_calls"][0]}]})
+        else:
+            deltas += [{"content": w} for w in str(message["content"]).split(" ")]
+        events = [{"index": 0, "delta": d, "finish_reason": None} for d in deltas]
+        events.append({"index": 0, "delta": {}, "finish_reason": finish})
+        for choice in events:
+            await response.write(b"data: " + orjson.dumps({**base, "choices": [choice]}) + b"\n\n")
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await response.write(b"data: " + orjson.dumps({**base, "choices": [], "usage": usage}) + b"\n\n")
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+
+def _json(payload: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(payload), status=status, content_type="application/json")
+
+
+# ------------------------------------------------------------- the proxy
+
+
+class TappedRecorder(UsageRecorder):
+    """The real SQL recorder, also keeping this run's rows by request id for the table."""
+
+    def __init__(self, config: DatabaseConfig) -> None:
+        super().__init__(config)
+        self.seen: dict[str, UsageRow] = {}
+
+    def record(self, row: UsageRow) -> None:
+        self.seen[row.request_id] = row
+        super().record(row)
+
+
+def demo_config(local_url: str, cloud_url: str, workdir: Path) -> Config:
+    """Both backends on loopback, SQLite in ``workdir``, fast health probes.
+
+    ``env={}``: the demo never reads OPENAI_API_KEY or any other variable.
+    """
+    raw = {
+        "database": {
+            "url": f"sqlite:///{workdir / 'offload-demo.db'}",
+            "spool_path": str(workdir / "offload-spool.jsonl"),
+            "flush_interval_s": 0.2,
+        },
+        "backends": {
+            "local": {
+                "kind": "vllm",
+                "base_url": local_url,
+                "model": LOCAL_MODEL,
+                "max_concurrency": 32,
+                "context_window": 262144,
+                "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
+            },
+            "cloud": {
+                "kind": "openai",
+                "base_url": cloud_url,
+                "model": CLOUD_MODEL,
+                "api_key": DEMO_CLOUD_KEY,
+                "price": {"input_per_mtok": 1.25, "output_per_mtok": 10.0},
+            },
+        },
+        "routing": {"default": "local", "fallbacks": {"local": ["cloud"]}},
+        # Probe often so that stopping the local box is noticed within a moment.
+        "health": {"interval_s": 0.2, "probe_timeout_s": 0.5, "failure_threshold": 1, "open_s": 1.0},
+    }
+    return parse_config(raw, env={})
+
+
+class RunningProxy:
+    """uvicorn serving the proxy app as a task of the current event loop."""
+
+    def __init__(self, app: Any) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))  # our own socket: no race for a free port
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.task = asyncio.create_task(self.server.serve(sockets=[self.sock]))
+        deadline = time.monotonic() + 15
+        while not self.server.started:
+            if self.task.done() or time.monotonic() > deadline:
+                raise RuntimeError("the proxy did not start")
+            await asyncio.sleep(0.02)
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        if self.task is not None:
+            await self.task
+        self.sock.close()
+
+
+# ------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class DemoRequest:
+    label: str
+    body: dict[str, Any]
+    alias: str  # the model alias to use when there is no classifier
+    local_stopped: bool = False
+
+
+_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "run_shell",
+            "description": "Run a shell command in the repository.",
+            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+        },
+    }
+]
+
+
+def demo_requests() -> list[DemoRequest]:
+    def user(text: str) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": text}]
+
+    call_id = "chatcmpl-tool-" + uuid.uuid4().hex[:24]  # a call the local box made earlier
+    tool_loop = [
+        {"role": "user", "content": "Run the parser tests and fix whatever fails."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": "run_shell", "arguments": '{"cmd": "pytest -q"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": "FAILED tests/test_parser.py::test_empty - IndexError",
+        },
+    ]
+    coding = (
+        "Fix the bug in this Python function and add a unit test for it:\n"
+        "def last(xs):\n    return xs[len(xs)]"
+    )
+    return [
+        DemoRequest("coding task (streamed)", {"messages": user(coding), "stream": True}, "local"),
+        DemoRequest("tool call (tool result turn)", {"messages": tool_loop, "tools": _TOOLS}, "auto"),
+        DemoRequest(
+            "hard integral",
+            {
+                "messages": user(
+                    "Evaluate the definite integral of x^4 * exp(-x^2) * cos(2x) from minus infinity to "
+                    "infinity in closed form, and prove that your answer is correct."
+                )
+            },
+            "cloud",
+        ),
+        DemoRequest(
+            "launch blog post",
+            {
+                "messages": user(
+                    "Write a 1200-word launch blog post for our new product in our brand voice: warm, "
+                    "confident, no jargon, with a headline, three sections and a call to action."
+                )
+            },
+            "cloud",
+        ),
+        DemoRequest(
+            "coding task, local box stopped",
+            {
+                "messages": user(
+                    "Refactor this loop into a list comprehension:\nout = []\nfor x in xs:\n    out.append(x * 2)"
+                )
+            },
+            "local",
+            local_stopped=True,
+        ),
+    ]
+
+
+@dataclass
+class Outcome:
+    request: DemoRequest
+    status: int
+    request_id: str
+    backend: str
+    fallback: bool
+
+
+async def send(client: httpx.AsyncClient, item: DemoRequest, use_classifier: bool) -> Outcome:
+    """POST one request the way an agent would, streamed or not, and read it to the end."""
+    body = {"model": "auto" if use_classifier else item.alias, **item.body}
+    if body.get("stream"):
+        body["stream_options"] = {"include_usage": True}
+    async with client.stream("POST", "/v1/chat/completions", json=body) as response:
+        await response.aread()  # a stream is accounted once it has ended
+    headers = response.headers
+    return Outcome(
+        item,
+        response.status_code,
+        headers.get("x-request-id", ""),
+        headers.get("x-offload-route", "?"),
+        headers.get("x-offload-fallback") == "1",
+    )
+
+
+async def wait_for_local_down(client: httpx.AsyncClient, timeout: float = 5.0) -> None:
+    """Until the proxy's health probe has seen the stopped box (so the reason is backend_down)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready = (await client.get("/readyz")).json()
+        if not ready["backends"]["local"]["up"]:
+            return
+        await asyncio.sleep(0.05)
+
+
+# ------------------------------------------------------------- output
+
+
+def _cell(value: object, width: int) -> str:
+    text = str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def print_table(outcomes: list[Outcome], rows: dict[str, UsageRow], out: Callable[[str], None]) -> None:
+    widths = (32, 12, 14, 9, 40, 7)
+    head = ("request", "intent", "route/backend", "fallback", "reason", "tokens")
+    out("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+    out("-" * (sum(widths) + 2 * (len(widths) - 1)))
+    for o in outcomes:
+        row = rows.get(o.request_id)
+        intent = (row.intent if row else None) or "-"
+        route = f"{row.route}/{row.backend}" if row and row.route else o.backend
+        reason = row.reason if row else "?"
+        if row and row.fallback:
+            reason = f"{reason}; fell back: {row.fallback_reason}"
+        tokens = row.prompt_tokens + row.completion_tokens if row else "?"
+        if o.status != 200:
+            reason = f"HTTP {o.status} {reason}"
+        cells = (o.request.label, intent, route, "yes" if o.fallback else "no", reason, tokens)
+        out("  ".join(_cell(c, w).ljust(w) for c, w in zip(cells, widths, strict=True)))
+
+
+def print_report(config: Config, rows: list[UsageRow], out: Callable[[str], None]) -> None:
+    """The month's report from SQL; per-route totals from this run's rows if the report is unavailable."""
+    month = datetime.now(UTC).strftime("%Y-%m")
+    try:
+        from router.report import build_report, render
+
+        report = build_report(config, month)
+        out(render(report, "table").rstrip())
+        if not report["empty"] or not rows:
+            return
+        # Served rows but an empty report: they never reached SQL (e.g. no migrations found).
+        out("(the database has no rows: see the log; per-route totals of this run)")
+    except Exception as exc:  # the report module may be unfinished: show the numbers anyway
+        out(f"(offload report unavailable: {type(exc).__name__}: {exc}; per-route totals of this run)")
+    totals: dict[str, list[int]] = {}
+    for row in rows:
+        t = totals.setdefault(row.route or "unrouted", [0, 0, 0])
+        t[0] += 1
+        t[1] += row.prompt_tokens
+        t[2] += row.completion_tokens
+    out(f"Offload report {month} (this demo run)")
+    out(f"{'route':<10}{'requests':>10}{'prompt':>10}{'completion':>12}")
+    for route, (n, prompt, completion) in sorted(totals.items()):
+        out(f"{route:<10}{n:>10}{prompt:>10}{completion:>12}")
+
+
+# ------------------------------------------------------------- main
+
+
+def classifier_or_none(config: Config, out: Callable[[str], None]) -> Classifier | None:
+    """The packaged intent model; without one the demo still shows both routes, by alias."""
+    try:
+        classifier = load_classifier(config.routing.classifier_weights)
+        problem = "no classifier package or weights"
+    except Exception as exc:  # a broken weights file must not stop the demo
+        classifier, problem = None, f"{type(exc).__name__}: {exc}"
+    if classifier is None:
+        out(
+            f"note: the intent classifier is missing ({problem}), so the demo asks for "
+            "routes by model alias (local/cloud) instead of model=auto."
+        )
+    return classifier
+
+
+async def run(workdir: Path, out: Callable[[str], None]) -> int:
+    local = SimulatedUpstream("vllm", LOCAL_MODEL)
+    cloud = SimulatedUpstream("openai", CLOUD_MODEL, api_key=DEMO_CLOUD_KEY)
+    proxy: RunningProxy | None = None
+    outcomes: list[Outcome] = []
+    try:
+        await local.start()
+        await cloud.start()
+        config = demo_config(local.url, cloud.url, workdir)
+        classifier = classifier_or_none(config, out)
+        recorder = TappedRecorder(config.database)
+        app = create_app(config, classifier=classifier or False, recorder=recorder)
+        proxy = RunningProxy(app)
+        await proxy.start()
+        out(f"simulated local vLLM on {local.url}, simulated cloud on {cloud.url}, proxy on {proxy.url}/v1")
+        out("")
+        async with httpx.AsyncClient(base_url=proxy.url, timeout=30) as client:
+            for item in demo_requests():
+                if item.local_stopped:
+                    await local.stop()
+                    await wait_for_local_down(client)
+                outcomes.append(await send(client, item, classifier is not None))
+        print_table(outcomes, recorder.seen, out)
+        # Flush the accounting writer: every row is in SQLite before the report reads it.
+        await app.state.router.recorder.stop()
+    finally:
+        if proxy is not None:
+            await proxy.stop()
+        await local.stop()
+        await cloud.stop()
+    out("")
+    print_report(config, list(recorder.seen.values()), out)
+    return 0 if all(o.status == 200 for o in outcomes) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="offload demo",
+        description="Run the proxy against simulated local and cloud upstreams and print what it did.",
+    )
+    parser.parse_args(argv or [])
+    # Migrations and the HTTP client log a line per step at INFO: noise in a demo.
+    for name in ("alembic", "httpx"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix="offload-demo-") as tmp:
+        return asyncio.run(run(Path(tmp), print))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,276 @@
+"""Tests of the intent classifier (classifier/): export fidelity, accuracy, robustness, bounds.
+
+Run: /work/main/.venv/bin/python -m pytest tests/test_classifier.py -q
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from classifier import INTENTS, IntentModel, Prediction
+from classifier.features import extract, to_dict
+from classifier.model import route_of
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "classifier" / "data"
+HOLDOUT = DATA / "holdout.jsonl"
+TRAIN = DATA / "train.jsonl"
+
+# What the packaged weights achieve on the hand-written holdout (see bench/README_classifier.md).
+HOLDOUT_ROUTE_ACCURACY_FLOOR = 0.95
+
+
+@pytest.fixture(scope="module")
+def model() -> IntentModel:
+    return IntentModel.load()
+
+
+def _load(path: Path):
+    from classifier.train import load_jsonl
+
+    return load_jsonl(path)
+
+
+# --------------------------------------------------------------------------- fidelity
+
+
+def test_exported_model_equals_sklearn_on_eval_set() -> None:
+    """The pure-Python scorer reproduces scikit-learn's predict_proba (labels equal, <1e-6)."""
+    from classifier.train import export, fit
+
+    train = _load(TRAIN)[::3]  # a third of the corpus keeps this test a few seconds
+    clf, vec = fit(train, c=1.0, min_df=2)
+    exported = IntentModel.from_json(export(clf, vec))
+    assert list(exported.classes) == list(clf.classes_)
+
+    evaluation = _load(HOLDOUT) + _load(TRAIN)[1::7]
+    x = vec.transform([to_dict(extract(e.request)) for e in evaluation])
+    sk_proba = clf.predict_proba(x)
+    sk_labels = clf.predict(x)
+    worst = 0.0
+    for i, e in enumerate(evaluation):
+        ours = exported.predict_proba(e.request)
+        worst = max(worst, max(abs(a - b) for a, b in zip(ours, sk_proba[i], strict=True)))
+        assert exported.predict(e.request).intent == sk_labels[i], e.id
+    assert worst < 1e-6, worst
+
+
+# --------------------------------------------------------------------------- accuracy
+
+
+def test_holdout_route_accuracy(model: IntentModel) -> None:
+    examples = _load(HOLDOUT)
+    assert len(examples) >= 100
+    assert {e.intent for e in examples} == set(INTENTS)
+    correct = sum(route_of(model.predict(e.request).intent) == route_of(e.intent) for e in examples)
+    assert correct / len(examples) >= HOLDOUT_ROUTE_ACCURACY_FLOOR, f"{correct}/{len(examples)}"
+
+
+def test_last_user_turn_decides_over_context(model: IntentModel) -> None:
+    """A math question asked inside a coding-agent conversation is math."""
+    req = {
+        "messages": [
+            {
+                "role": "system",
+                "content": "You are a coding agent. Use tools to edit files. Run pytest after edits.",
+            },
+            {
+                "role": "user",
+                "content": "Fix this:\n```python\ndef f(x):\n    return x[0]\n```\nIndexError: list index out of range",
+            },
+            {"role": "assistant", "content": "Added a guard for the empty list; tests pass."},
+            {
+                "role": "user",
+                "content": "thanks. unrelated: prove that the sum of the first n odd numbers is n^2, by induction",
+            },
+        ],
+        "tools": [{"type": "function", "function": {"name": "edit_file", "description": "Edit a file"}}],
+    }
+    assert model.predict(req).intent == "math"
+
+
+def test_completions_body_and_content_parts(model: IntentModel) -> None:
+    assert model.predict({"prompt": "def quicksort(xs):\n    # sort the list in place\n"}).intent == "coding"
+    parts = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
+                    {
+                        "type": "text",
+                        "text": "Write a 1500-word blog post about slow travel in our brand voice.",
+                    },
+                ],
+            }
+        ]
+    }
+    assert model.predict(parts).intent == "writing"
+
+
+# --------------------------------------------------------------------------- robustness
+
+MALFORMED: list[Any] = [
+    None,
+    {},
+    [],
+    "just a string",
+    42,
+    {"messages": "hello, fix my code"},
+    {"messages": [1, 2, 3]},
+    {"messages": [None]},
+    {"messages": None},
+    {"messages": [{"role": "user"}]},
+    {"messages": [{"role": "user", "content": None}]},
+    {"messages": [{"role": "user", "content": 12345}]},
+    {"messages": [{"role": "user", "content": [{"type": "audio", "data": "..."}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "text", "text": None}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "text", "text": ["nested"]}]}]},
+    {"messages": [{"role": "user", "content": [1, None, "bare string part", {"text": 5}]}]},
+    {"messages": [{"role": 7, "content": {"weird": True}}]},
+    {"messages": [{"role": "tool", "content": "result"}], "tools": "not a list"},
+    {
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [None, 1, {"function": None}, {"function": {"name": 3}}],
+    },
+    {"prompt": None},
+    {"prompt": [1, 2, 3]},
+    {"prompt": ["a", None, {"x": 1}]},
+    {"messages": [{"role": "user", "content": "\udcff\ud800 lone surrogates"}]},
+    {"messages": [{"role": "user", "content": "\x00" * 10_000}]},
+    {"messages": [{"role": "system", "content": [{"type": "text", "text": "sys"}]}] * 5000},
+]
+
+
+@pytest.mark.parametrize("request_body", MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_requests_never_raise(model: IntentModel, request_body: Any) -> None:
+    pred = model.predict(request_body)
+    assert isinstance(pred, Prediction)
+    assert pred.intent in INTENTS
+    assert 0.0 <= pred.confidence <= 1.0
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=50),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+roles = st.sampled_from(["user", "assistant", "system", "tool", "developer", None, 3])
+parts = st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "image_url", "input_audio", None]), "text": json_values}
+    ),
+    json_values,
+)
+messages = st.lists(
+    st.fixed_dictionaries(
+        {"role": roles, "content": st.one_of(st.text(max_size=200), st.lists(parts, max_size=4), json_values)}
+    ),
+    max_size=6,
+)
+requestish = st.one_of(
+    st.dictionaries(st.sampled_from(["messages", "prompt", "tools", "model", "x"]), json_values, max_size=4),
+    st.fixed_dictionaries({"messages": messages}, optional={"tools": json_values, "prompt": json_values}),
+    json_values,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requestish)
+def test_property_predict_never_raises(request_body: Any) -> None:
+    pred = _MODEL.predict(request_body)
+    assert pred.intent in INTENTS
+    assert 0.0 <= pred.confidence <= 1.0
+
+
+_MODEL = IntentModel.load()
+
+
+# --------------------------------------------------------------------------- bounded work
+
+
+def _request_of_size(size: int) -> dict[str, Any]:
+    code = "def f(x):\n    return x * 2  # doubles\n"
+    user = "Why does this fail?\n```python\n" + (code * (size // (2 * len(code)) + 1))[: size // 2] + "\n```"
+    turn = "earlier output " * 64
+    history: list[dict[str, str]] = []
+    while sum(len(m["content"]) for m in history) < size // 2:
+        history += [{"role": "user", "content": turn}, {"role": "assistant", "content": turn}]
+    return {
+        "messages": [
+            {"role": "system", "content": "You are a coding agent."},
+            *history,
+            {"role": "user", "content": user},
+        ]
+    }
+
+
+def _median_times(
+    model: IntentModel, small: dict[str, Any], big: dict[str, Any], n: int = 301
+) -> tuple[float, float]:
+    """Medians of interleaved timings: both sizes see the same load from other processes."""
+    for _ in range(20):
+        model.predict(small)
+        model.predict(big)
+    t_small, t_big = [], []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        model.predict(small)
+        t1 = time.perf_counter()
+        model.predict(big)
+        t2 = time.perf_counter()
+        t_small.append(t1 - t0)
+        t_big.append(t2 - t1)
+    t_small.sort()
+    t_big.sort()
+    return t_small[n // 2], t_big[n // 2]
+
+
+def test_one_megabyte_request_is_bounded(model: IntentModel) -> None:
+    small = _request_of_size(4096)
+    big = _request_of_size(1 << 20)
+    assert len(orjson.dumps(big)) > 1_000_000
+    t_small, t_big = _median_times(model, small, big)
+    assert t_big / t_small < 5.0, (t_small, t_big)
+
+
+# --------------------------------------------------------------------------- packaging & CLIs
+
+
+def test_packaged_weights_version_and_no_sklearn_at_serving_time() -> None:
+    code = (
+        "import sys\nfrom classifier import IntentModel\nm = IntentModel.load()\n"
+        "m.predict({'messages': [{'role': 'user', 'content': 'hi'}]})\n"
+        "assert 'sklearn' not in sys.modules, 'serving imported scikit-learn'\nprint(m.version)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    version = out.stdout.strip()
+    assert version.startswith("intent-2026.11-") and len(version) == len("intent-2026.11-") + 8
+
+
+def test_train_and_eval_clis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from classifier import evaluate, train
+
+    out = tmp_path / "w.json"
+    assert train.main(["--data", str(HOLDOUT), "--out", str(out), "--min-df", "1"]) == 0
+    assert IntentModel.load(str(out)).predict({"prompt": "x"}).intent in INTENTS
+    assert evaluate.main([str(HOLDOUT), "--weights", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "route accuracy=" in printed and "gold \\ pred" in printed
+
+
+def test_holdout_not_generated() -> None:
+    """holdout.jsonl is hand-written: none of its requests occur in the generated corpus."""
+    train_users = {orjson.dumps(e.request) for e in _load(TRAIN)}
+    assert not any(orjson.dumps(e.request) in train_users for e in _load(HOLDOUT))

@@ -1,0 +1,260 @@
+"""The proxy's /metrics after known traffic, parsed as Prometheus would (no Prometheus needed).
+
+Every test sends a known mix of requests through a real ProxyServer to the
+fake upstreams, scrapes ``/metrics`` and compares the ``offload_*`` series
+with what the traffic must have produced.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
+
+from tests.conftest import CLOUD_KEY, fake_config
+from tests.fakeupstream import RunningFake, start_in_thread
+from tests.harness import ProxyServer, make_config, wait_until
+
+CLIENT_KEY = "sk-offload-client-abcdef0123456789"
+USER = "alice@example.com"
+# Every label name the proxy may use; anything else would be a new dimension to review.
+KNOWN_LABELS = {
+    "route",
+    "backend",
+    "intent",
+    "status_class",
+    "fallback",
+    "direction",
+    "from_backend",
+    "to_backend",
+    "reason",
+    "le",
+}
+TOOLS = [{"type": "function", "function": {"name": "run_shell", "parameters": {"type": "object"}}}]
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def scrape(proxy: ProxyServer) -> list[Sample]:
+    response = proxy.get("/metrics")
+    assert response.status_code == 200
+    return [s for family in text_string_to_metric_families(response.text) for s in family.samples]
+
+
+def series(samples: list[Sample], name: str, keys: tuple[str, ...]) -> dict[tuple[str, ...], float]:
+    """``name``'s non-zero samples keyed by the given label values (summed over other labels).
+
+    Zero series are left out: the proxy creates the common ones at zero up
+    front (see test_common_series_exist_at_zero_before_any_traffic).
+    """
+    out: Counter[tuple[str, ...]] = Counter()
+    for s in samples:
+        if s.name == name:
+            out[tuple(s.labels[k] for k in keys)] += s.value
+    return {k: v for k, v in out.items() if v}
+
+
+def chat(
+    proxy: ProxyServer,
+    model: str,
+    *,
+    stream: bool = False,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> httpx.Response:
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "user", "content": "fix this test"}],
+        **extra,
+    }
+    if stream:
+        body.update(stream=True, stream_options={"include_usage": True})
+    return proxy.post("/v1/chat/completions", json=body, headers=headers or {})
+
+
+def tool_turn(proxy: ProxyServer) -> httpx.Response:
+    """A tool-loop turn (tools + a tool result last): the policy keeps it local, intent ``tools``."""
+    call = {"id": "chatcmpl-tool-1", "type": "function", "function": {"name": "run_shell", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "run the tests"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "chatcmpl-tool-1", "content": "1 failed"},
+    ]
+    return proxy.post("/v1/chat/completions", json={"model": "auto", "messages": messages, "tools": TOOLS})
+
+
+def usage_of(response: httpx.Response) -> dict[str, int]:
+    """The usage the upstream reported, as the client received it (whole body or the SSE usage chunk)."""
+    assert response.status_code == 200, response.text
+    if not response.headers["content-type"].startswith("text/event-stream"):
+        return response.json()["usage"]
+    for line in response.text.splitlines():
+        if line.startswith("data: {"):
+            event = orjson.loads(line[len("data: ") :])
+            if event.get("usage"):
+                return event["usage"]
+    raise AssertionError(f"no usage chunk in {response.text!r}")
+
+
+def tokens_by_route(responses: list[httpx.Response]) -> dict[tuple[str, str], float]:
+    out: Counter[tuple[str, str]] = Counter()
+    for r in responses:
+        usage = usage_of(r)
+        route = r.headers["x-offload-route"]  # the backend that served (named like its route here)
+        out[(route, "prompt")] += usage["prompt_tokens"]
+        out[(route, "completion")] += usage["completion_tokens"]
+    return dict(out)
+
+
+@pytest.fixture
+def own_fakes() -> Iterator[tuple[RunningFake, RunningFake]]:
+    """Fakes this test may stop itself (the shared fixtures stop theirs at teardown)."""
+    local = start_in_thread("vllm", model="poolside/Laguna-S-2.1-NVFP4")
+    cloud = start_in_thread("cloud", api_key=CLOUD_KEY, model="gpt-5.1")
+    running = [local, cloud]
+    yield local, cloud
+    for fake in running:
+        if fake._thread.is_alive():
+            fake.stop()
+
+
+# ------------------------------------------------------------------ tests
+
+
+def test_common_series_exist_at_zero_before_any_traffic(proxy: ProxyServer) -> None:
+    """rate() misses a series' first increment, so a lone fallback needs its series to exist."""
+    samples = scrape(proxy)
+    fallbacks = {
+        (s.labels["from_backend"], s.labels["to_backend"], s.labels["reason"]): s.value
+        for s in samples
+        if s.name == "offload_fallbacks_total"
+    }
+    assert fallbacks[("local", "cloud", "http_503")] == 0
+    assert fallbacks[("local", "cloud", "backend_down")] == 0
+    requests = {s.labels["route"] for s in samples if s.name == "offload_requests_total"}
+    assert requests == {"local", "cloud"}
+
+
+def test_requests_and_tokens_match_the_traffic(proxy: ProxyServer) -> None:
+    responses = [chat(proxy, "local") for _ in range(3)]
+    responses += [chat(proxy, "local", stream=True) for _ in range(2)]
+    responses.append(tool_turn(proxy))
+    responses += [chat(proxy, "cloud") for _ in range(2)]
+    responses.append(chat(proxy, "cloud", stream=True))
+    expected_tokens = tokens_by_route(responses)  # also checks every answer was a 200
+
+    samples = scrape(proxy)
+    keys = ("route", "backend", "intent", "status_class", "fallback")
+    assert series(samples, "offload_requests_total", keys) == {
+        ("local", "local", "none", "2xx", "0"): 5,  # model alias: no intent
+        ("local", "local", "tools", "2xx", "0"): 1,  # the tool-loop rule
+        ("cloud", "cloud", "none", "2xx", "0"): 3,
+    }
+    tokens = series(samples, "offload_tokens_total", ("route", "direction"))
+    assert tokens == expected_tokens
+    assert series(samples, "offload_request_duration_seconds_count", ("route",)) == {
+        ("local",): 6,
+        ("cloud",): 3,
+    }
+    assert series(samples, "offload_decision_seconds_count", ()) == {(): 9}
+    # Nothing fell back, nothing is in flight once every answer has been read.
+    assert series(samples, "offload_fallbacks_total", ("reason",)) == {}
+    in_flight = {s.labels["backend"]: s.value for s in samples if s.name == "offload_backend_in_flight"}
+    assert in_flight == {"local": 0, "cloud": 0}
+
+
+def test_fallback_is_counted_with_its_reason(proxy: ProxyServer, local_fake: RunningFake) -> None:
+    fake_config(local_fake, fail_status=503, fail_count=1)
+    response = chat(proxy, "local")
+    assert response.headers["x-offload-route"] == "cloud"
+    assert response.headers["x-offload-fallback"] == "1"
+
+    samples = scrape(proxy)
+    fallbacks = series(samples, "offload_fallbacks_total", ("from_backend", "to_backend", "reason"))
+    assert fallbacks == {("local", "cloud", "http_503"): 1}
+    keys = ("route", "backend", "status_class", "fallback")
+    assert series(samples, "offload_requests_total", keys) == {("cloud", "cloud", "2xx", "1"): 1}
+    assert series(samples, "offload_tokens_total", ("route", "direction")) == tokens_by_route([response])
+
+
+def test_client_error_is_counted_as_4xx(proxy: ProxyServer, cloud_fake: RunningFake) -> None:
+    fake_config(cloud_fake, fail_status=400, fail_count=1)
+    assert chat(proxy, "cloud").status_code == 400
+    assert chat(proxy, "cloud").status_code == 200
+    keys = ("route", "status_class", "fallback")
+    assert series(scrape(proxy), "offload_requests_total", keys) == {
+        ("cloud", "4xx", "0"): 1,
+        ("cloud", "2xx", "0"): 1,
+    }
+
+
+def test_rejected_request_adds_no_tokens(proxy: ProxyServer, cloud_fake: RunningFake) -> None:
+    fake_config(cloud_fake, fail_status=400, fail_count=1)
+    assert chat(proxy, "cloud", messages=[{"role": "user", "content": "x " * 400}]).status_code == 400
+    assert series(scrape(proxy), "offload_tokens_total", ("route", "direction")) == {}
+
+
+def test_backend_up_follows_the_health_probe(own_fakes: tuple[RunningFake, RunningFake]) -> None:
+    local, cloud = own_fakes
+    proxy = ProxyServer(make_config(local.url, cloud.url))  # health probe every 0.2 s
+    try:
+
+        def gauge(name: str) -> dict[str, float]:
+            return {s.labels["backend"]: s.value for s in scrape(proxy) if s.name == name}
+
+        assert wait_until(lambda: gauge("offload_backend_up") == {"local": 1, "cloud": 1}, timeout=5)
+        assert gauge("offload_backend_breaker_state") == {"local": 0, "cloud": 0}
+
+        local.stop()  # the box goes away: connection refused from now on
+        assert wait_until(lambda: gauge("offload_backend_up")["local"] == 0, timeout=5)
+        assert gauge("offload_backend_up")["cloud"] == 1
+        assert gauge("offload_backend_breaker_state")["local"] == 2  # the failed probe opened it
+
+        # A local request now goes to the cloud without trying the box.
+        response = chat(proxy, "local")
+        assert response.headers["x-offload-fallback"] == "1"
+        fallbacks = series(scrape(proxy), "offload_fallbacks_total", ("from_backend", "to_backend", "reason"))
+        # backend_down normally; connect_error if a half-open trial happened to be due.
+        assert sum(fallbacks.values()) == 1
+        assert set(fallbacks) <= {("local", "cloud", "backend_down"), ("local", "cloud", "connect_error")}
+    finally:
+        proxy.stop()
+
+
+def test_labels_never_carry_ids_keys_or_users(local_fake: RunningFake, cloud_fake: RunningFake) -> None:
+    config = make_config(
+        local_fake.url, cloud_fake.url, auth={"keys": [{"name": "ci-bot", "key": CLIENT_KEY}]}
+    )
+    proxy = ProxyServer(config)
+    try:
+        auth = {"Authorization": f"Bearer {CLIENT_KEY}", "x-request-id": "client-chosen-id-42"}
+        extra = {"user": USER, "metadata": {"session": "sess-9876"}}
+        responses = [
+            chat(proxy, "local", headers=auth, **extra),
+            chat(proxy, "cloud", headers=auth, stream=True, **extra),
+            chat(proxy, "auto", headers=auth, **extra),
+        ]
+        fake_config(local_fake, fail_status=503, fail_count=1)
+        responses.append(chat(proxy, "local", headers=auth, **extra))  # a fallback, too
+        assert proxy.post("/v1/chat/completions", json={"model": "local"}).status_code == 401
+        assert all(r.status_code == 200 for r in responses)
+        request_ids = {r.headers["x-request-id"] for r in responses}
+
+        samples = [s for s in scrape(proxy) if s.name.startswith("offload_")]
+        assert samples
+        forbidden = [*request_ids, "client-chosen-id-42", CLIENT_KEY, CLOUD_KEY, USER, "alice", "sess-9876"]
+        for s in samples:
+            assert set(s.labels) <= KNOWN_LABELS, s
+            for value in s.labels.values():
+                assert not any(bad in value for bad in forbidden), s
+                # Label values come from small fixed sets: short identifiers only.
+                assert len(value) <= 32 and " " not in value, s
+    finally:
+        proxy.stop()
