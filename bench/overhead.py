@@ -55,7 +55,9 @@ def start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
 
 
 def proxy_config(upstream: str, accounting: bool, tmp: Path) -> Path:
-    db = {"url": f"sqlite:///{tmp / 'bench.db'}", "spool_path": str(tmp / "spool.jsonl")} if accounting else {}
+    db = (
+        {"url": f"sqlite:///{tmp / 'bench.db'}", "spool_path": str(tmp / "spool.jsonl")} if accounting else {}
+    )
     config = {
         "database": {"enabled": accounting, **db},
         "backends": {"local": {"kind": "vllm", "base_url": upstream, "model": "m", "max_concurrency": 1024}},
@@ -139,14 +141,18 @@ async def throughput(url: str, concurrency: int, seconds: float) -> float:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=2000, help="sequential requests per path and mode")
     parser.add_argument("--latency-ms", type=float, default=5.0, help="the fake upstream's fixed latency")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10.0, help="duration of each throughput run")
     parser.add_argument("--accounting", action="store_true", help="run the proxy with SQLite accounting on")
     parser.add_argument(
-        "--compare-accounting", action="store_true", help="two proxies, accounting off and on, in the same run"
+        "--compare-accounting",
+        action="store_true",
+        help="two proxies, accounting off and on, in the same run",
     )
     opts = parser.parse_args()
 
@@ -162,7 +168,9 @@ async def main() -> None:
     upstream = f"http://127.0.0.1:{up_port}/v1"
     procs = [fake]
     paths = {"direct": f"{upstream}/chat/completions"}
-    variants = {"proxy": opts.accounting} if not opts.compare_accounting else {"proxy": False, "proxy_acct": True}
+    variants = (
+        {"proxy": opts.accounting} if not opts.compare_accounting else {"proxy": False, "proxy_acct": True}
+    )
     try:
         for name, accounting in variants.items():
             port = free_port()

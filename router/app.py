@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +26,7 @@ from router.backends import Pool
 from router.config import Config
 from router.errors import ProxyError
 from router.intake import check_chat, check_completions, check_embeddings, parse_json_object, read_body
+from router.limits import RateLimits
 from router.metrics import CONTENT_TYPE, Metrics
 from router.policy import Classifier, Decision, Policy, load_classifier
 from router.proxy import Forwarder, route_headers
@@ -41,6 +43,7 @@ class Router:
     def __init__(self, config: Config, classifier: Classifier | None, recorder: UsageRecorder) -> None:
         self.config = config
         self.keys = KeyStore(config.auth)
+        self.limits = RateLimits([*config.auth.keys, *config.auth.admin_keys])
         self.policy = Policy(config, classifier)
         self.pool = Pool(config)
         self.recorder = recorder
@@ -52,6 +55,13 @@ class Router:
         """A request is over: count it and queue its row (never waits on the database)."""
         self.metrics.observe(row)
         self.recorder.record(row)
+        self.limits.add_tokens(row.client, row.prompt_tokens + row.completion_tokens)
+
+    def admit(self, request: Request) -> Caller | None:
+        """The authenticated caller, counted against its per-minute limits (401/429)."""
+        caller = self.keys.caller(request.headers)
+        self.limits.admit(caller.name if caller else None)
+        return caller
 
     def decide(self, body: dict[str, Any], request: Request, size: int) -> Decision:
         t = time.perf_counter()
@@ -94,12 +104,21 @@ def create_app(
             await state.pool.stop()
             await state.recorder.stop()
 
-    app = FastAPI(title="offload-router", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+    # redirect_slashes off: a 307 to ".../completions" built from the client's Host
+    # header helps no API client (a POST body is not re-sent) and reflects the header.
+    app = FastAPI(
+        title="offload-router",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        redirect_slashes=False,
+    )
     app.state.router = state
 
     async def generate(request: Request, endpoint: str) -> Response:
         t0 = time.perf_counter()
-        caller = state.keys.caller(request.headers)
+        caller = state.admit(request)
         raw = await read_body(request, config.server)
         body = parse_json_object(raw, config.server)
         if endpoint == "chat":
@@ -126,7 +145,7 @@ def create_app(
     @app.post("/v1/embeddings", openapi_extra=openapi.EMBEDDINGS)
     async def embeddings(request: Request) -> Response:
         t0 = time.perf_counter()
-        caller = state.keys.caller(request.headers)
+        caller = state.admit(request)
         raw = await read_body(request, config.server)
         body = parse_json_object(raw, config.server)
         check_embeddings(body)
@@ -180,8 +199,19 @@ def create_app(
     async def metrics() -> Response:
         return Response(state.metrics.render(), media_type=CONTENT_TYPE)
 
+    @app.get("/offload/state")
+    async def offload_state(request: Request) -> Response:
+        """Admin: the pool's state (as in /readyz) and the config, secrets redacted."""
+        state.keys.require_admin(request.headers)
+        backends = {name: b.state() for name, b in state.pool.backends.items()}
+        return _json({"backends": backends, "config": redacted_config(config)})
+
     _install_error_handlers(app)
-    hot = {"/v1/chat/completions": chat_completions, "/v1/completions": completions, "/v1/embeddings": embeddings}
+    hot = {
+        "/v1/chat/completions": chat_completions,
+        "/v1/completions": completions,
+        "/v1/embeddings": embeddings,
+    }
     return ProxyApp(app, hot)
 
 
@@ -214,6 +244,33 @@ class ProxyApp:
 # ---------------------------------------------------------------- helpers
 
 
+_SECRET_NAMES = ("key", "secret", "password", "token")
+_URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")
+
+
+def redacted_config(config: Config) -> dict[str, Any]:
+    """The config as JSON with every secret replaced by ``"<redacted>"``.
+
+    Redacts by name (any string field whose name mentions key, secret,
+    password or token, except the ``*_env`` fields that only name a variable)
+    and any password in a URL, so that secrets added later stay hidden too.
+    """
+    return _redact(config.model_dump(mode="json"))
+
+
+def _redact(value: Any, name: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _redact(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v, name) for v in value]
+    if isinstance(value, str):
+        lowered = name.lower()
+        if value and not lowered.endswith("_env") and any(s in lowered for s in _SECRET_NAMES):
+            return "<redacted>"
+        return _URL_PASSWORD.sub(r"\1:<redacted>@", value)
+    return value
+
+
 def _json(payload: Any, headers: dict[str, str] | None = None, status: int = 200) -> Response:
     return Response(orjson.dumps(payload), status_code=status, media_type="application/json", headers=headers)
 
@@ -221,7 +278,6 @@ def _json(payload: Any, headers: dict[str, str] | None = None, status: int = 200
 def _decision_into_row(decision: Decision, row: UsageRow) -> None:
     row.intent, row.confidence, row.reason = decision.intent, decision.confidence, decision.reason
     row.decided_route, row.decided_backend = decision.route, decision.backend
-    row.backend, row.route = decision.backend, decision.route
     if decision.shadow is not None:
         row.shadow_backend, row.shadow_route = decision.shadow.backend, decision.shadow.route
         row.shadow_intent = decision.shadow.intent

@@ -50,6 +50,8 @@ class ServerConfig(_Strict):
     max_body_bytes: int = Field(8 * 1024 * 1024, gt=0)
     max_json_depth: int = Field(64, gt=0)
     max_messages: int = Field(10_000, gt=0)
+    # Seconds to receive a whole request body; a stalled or trickling client gets 408.
+    body_read_timeout_s: float = Field(60.0, gt=0)
     # Seconds to let in-flight requests finish after SIGTERM.
     shutdown_grace_s: float = Field(30.0, ge=0)
 

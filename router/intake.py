@@ -7,30 +7,59 @@ passes through untouched for the upstream to judge.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from router.config import ServerConfig
 from router.errors import ProxyError
 
+# server.body_read_timeout_s bounds the time to send a whole request body.
+# uvicorn times out neither headers nor bodies, so without it a client that
+# sends headers and then stalls (slow loris) holds a connection and its
+# coroutine for ever. 8 MiB in 60 s needs only ~140 KB/s.
+# Answers that leave part of the body unread must close the connection: the
+# unread bytes would otherwise still have to be received and thrown away.
+_CLOSE = {"Connection": "close"}
+
 
 async def read_body(request: Request, limits: ServerConfig) -> bytes:
-    """The raw body, refusing (413) as soon as it passes ``max_body_bytes``."""
+    """The raw body, refusing (413) as soon as it passes ``max_body_bytes``.
+
+    A declared Content-Length over the limit is refused before reading a byte;
+    a chunked body is read up to the limit and no further. A body that takes
+    longer than the read timeout to arrive gets 408.
+    """
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
-            raise ProxyError(400, "invalid Content-Length header", code="invalid_content_length")
+        # isascii: str.isdigit() is also true for "²", which int() rejects.
+        if not (declared.isascii() and declared.isdigit()):
+            raise ProxyError(
+                400, "invalid Content-Length header", code="invalid_content_length", headers=_CLOSE
+            )
         if int(declared) > limits.max_body_bytes:
             raise _too_large(limits)
+    timeout = limits.body_read_timeout_s
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limits.max_body_bytes:
-            raise _too_large(limits)
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limits.max_body_bytes:
+                    raise _too_large(limits)
+                chunks.append(chunk)
+    except ClientDisconnect:
+        # Nobody is left to answer; 499 keeps it out of the internal-error log.
+        raise ProxyError(
+            499, "client disconnected while sending the body", code="client_disconnected"
+        ) from None
+    except TimeoutError:
+        raise ProxyError(
+            408, f"request body not received within {timeout:g} s", code="request_timeout", headers=_CLOSE
+        ) from None
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -39,6 +68,7 @@ def _too_large(limits: ServerConfig) -> ProxyError:
         413,
         f"request body is larger than server.max_body_bytes ({limits.max_body_bytes} bytes)",
         code="request_too_large",
+        headers=_CLOSE,
     )
 
 

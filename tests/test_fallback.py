@@ -93,7 +93,9 @@ def test_closed_port_falls_back_and_the_breaker_stops_trying(cloud_fake):
         raw = c.chat.completions.with_raw_response.create(model="auto", messages=USER)
         assert raw.headers["x-offload-route"] == "cloud" and raw.headers["x-offload-fallback"] == "1"
         # The probe sees the port closed and opens the breaker.
-        assert wait_until(lambda: server.get("/readyz").json()["backends"]["local"]["endpoints"][0]["breaker"] == "open")
+        assert wait_until(
+            lambda: server.get("/readyz").json()["backends"]["local"]["endpoints"][0]["breaker"] == "open"
+        )
         assert server.get("/readyz").json()["backends"]["local"]["up"] is False
         assert 'offload_backend_breaker_state{backend="local"} 2.0' in server.get("/metrics").text
         rows_before = len(server.router.recorder.rows)
@@ -159,13 +161,19 @@ def test_traffic_returns_within_a_probe_interval(local_process, cloud_fake):
     try:
         local_process.kill()
         assert wait_until(lambda: not server.get("/readyz").json()["backends"]["local"]["up"])
-        assert served_by(server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})) == "cloud"
+        assert (
+            served_by(server.post("/v1/chat/completions", json={"model": "auto", "messages": USER}))
+            == "cloud"
+        )
         local_process.start()  # same port: the box is back
         interval = server.config.health.interval_s
         assert wait_until(self_healthy := lambda: server.get("/readyz").json()["backends"]["local"]["up"], 10)
         back = time.monotonic()
         assert self_healthy()
-        assert served_by(server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})) == "local"
+        assert (
+            served_by(server.post("/v1/chat/completions", json={"model": "auto", "messages": USER}))
+            == "local"
+        )
         assert time.monotonic() - back < interval * 5
     finally:
         server.stop()
@@ -252,12 +260,19 @@ def test_waiting_queue_on_vllm_counts_as_full(local_fake, cloud_fake):
     server = ProxyServer(config)
     try:
         fake_config(local_fake, waiting=3)
-        assert wait_until(lambda: server.get("/readyz").json()["backends"]["local"]["endpoints"][0]["waiting"] == 3)
+        assert wait_until(
+            lambda: server.get("/readyz").json()["backends"]["local"]["endpoints"][0]["waiting"] == 3
+        )
         response = server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})
         assert served_by(response) == "cloud" and response.headers["x-offload-fallback"] == "1"
         fake_config(local_fake, waiting=0)
-        assert wait_until(lambda: server.get("/readyz").json()["backends"]["local"]["endpoints"][0]["waiting"] == 0)
-        assert served_by(server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})) == "local"
+        assert wait_until(
+            lambda: server.get("/readyz").json()["backends"]["local"]["endpoints"][0]["waiting"] == 0
+        )
+        assert (
+            served_by(server.post("/v1/chat/completions", json={"model": "auto", "messages": USER}))
+            == "local"
+        )
     finally:
         server.stop()
 
@@ -277,7 +292,9 @@ def test_several_endpoints_balance_and_fail_separately(cloud_fake):
         assert all(served_by(r) == "local" for r in responses)
         assert fake_state(a)["completed"] == 5 and fake_state(b)["completed"] == 5
         a.stop()  # one Spark goes away: the other carries on, nothing spills
-        assert wait_until(lambda: server.get("/readyz").json()["backends"]["local"]["endpoints"][0]["up"] is False)
+        assert wait_until(
+            lambda: server.get("/readyz").json()["backends"]["local"]["endpoints"][0]["up"] is False
+        )
         fake_config(b, first_byte_delay=0.0)
         responses = asyncio.run(fire(server.base_url + "/chat/completions", 6))
         assert all(served_by(r) == "local" and r.headers["x-offload-fallback"] == "0" for r in responses)
@@ -293,7 +310,9 @@ def test_several_endpoints_balance_and_fail_separately(cloud_fake):
 def test_disconnect_mid_stream_frees_the_slot_before_the_next_token(proxy, local_fake):
     fake_config(local_fake, chunk_delay=2.0)  # the next token is 2 s away
     with httpx.stream(
-        "POST", proxy.base_url + "/chat/completions", json={"model": "local", "messages": USER, "stream": True}
+        "POST",
+        proxy.base_url + "/chat/completions",
+        json={"model": "local", "messages": USER, "stream": True},
     ) as response:
         chunks = response.iter_raw()  # kept: a dropped iterator would close the stream
         assert next(chunks).startswith(b"data: ")

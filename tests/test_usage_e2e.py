@@ -18,7 +18,9 @@ from tests.harness import ProxyServer, make_config, wait_until
 from tests.test_accounting import TcpProxy, db_url, pg_url  # noqa: F401  (fixtures)
 
 USER = [{"role": "user", "content": "add type hints to this module"}]
-TOOLS = [{"type": "function", "function": {"name": "shell", "parameters": {"type": "object", "properties": {}}}}]
+TOOLS = [
+    {"type": "function", "function": {"name": "shell", "parameters": {"type": "object", "properties": {}}}}
+]
 
 
 def rows(url: str) -> dict[str, dict]:
@@ -30,7 +32,9 @@ def rows(url: str) -> dict[str, dict]:
 
 
 def recorder_for(url: str, tmp_path: Path) -> UsageRecorder:
-    config = DatabaseConfig(url=url, spool_path=str(tmp_path / "spool.jsonl"), batch_size=50, flush_interval_s=0.05)
+    config = DatabaseConfig(
+        url=url, spool_path=str(tmp_path / "spool.jsonl"), batch_size=50, flush_interval_s=0.05
+    )
     return UsageRecorder(config, retry_s=0.1)
 
 
@@ -77,7 +81,11 @@ def test_token_counts_in_sql_equal_what_the_upstream_reported(db_url, tmp_path, 
     assert len(stored) == len(expected) == 9
     for request_id, (backend, prompt, completion) in expected.items():
         row = stored[request_id]
-        assert (row["backend"], row["prompt_tokens"], row["completion_tokens"]) == (backend, prompt, completion)
+        assert (row["backend"], row["prompt_tokens"], row["completion_tokens"]) == (
+            backend,
+            prompt,
+            completion,
+        )
         assert not row["tokens_estimated"]
     fallback = [r for r in stored.values() if r["fallback"]]
     assert len(fallback) == 1 and fallback[0]["fallback_reason"] == "http_503"
@@ -130,7 +138,10 @@ def test_sqlite_is_created_and_migrated_by_serve(tmp_path):
     from router.config import parse_config
 
     config = parse_config(
-        {"database": {"url": url}, "backends": {"local": {"kind": "vllm", "base_url": "http://x/v1", "model": "m"}}},
+        {
+            "database": {"url": url},
+            "backends": {"local": {"kind": "vllm", "base_url": "http://x/v1", "model": "m"}},
+        },
         env={},
     )
     _prepare_database(config, None)

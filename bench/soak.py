@@ -1,0 +1,399 @@
+"""Load and soak: many mixed requests through the real proxy; leaks and lost rows.
+
+Starts four fake upstream processes (a vLLM ``local``, a ``cloud`` with an
+API key, a second vLLM ``spark2`` that answers 503 to everything, and a vLLM
+``slow`` that streams one event every 20 ms) and the
+real proxy (``offload serve``, SQLite accounting) as separate processes, then:
+
+1. a warm-up through the proxy, then its memory, file descriptors and TCP
+   connections are read from /proc;
+2. added latency: the same plain and streamed requests one at a time, straight
+   to the local fake and through the proxy (at concurrency 1, so that the
+   figure is the proxy's own cost, not queueing on a shared machine);
+3. the soak: N requests at a fixed concurrency, mixing plain and streamed
+   chat, tool calls, completions, cloud with ``include_usage``, fallbacks
+   (``x-offload-route: spark2`` → 503 → ``cloud``) and clients that leave a
+   stream after its first chunk (on ``slow``, so they leave while the upstream
+   is still generating and the proxy has to cancel it: a 499 row);
+4. memory, descriptors and connections again, then SIGTERM (the accounting
+   writer flushes) and the SQLite rows are counted against the requests sent.
+
+The fallback requests go to their own backend rather than switching the one
+local fake to 503: that would turn every local request into a fallback at
+once and open its breaker for all of them.
+
+    .venv/bin/python bench/soak.py [--requests 100000] [--concurrency 32] [--baseline 2000] [--warmup 2000]
+
+Exits non-zero if a check fails (memory growth >= 10 %, descriptors or
+connections not back to the start, rows != requests, unexpected statuses).
+Not part of CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.harness import free_port  # noqa: E402
+
+CLOUD_KEY = "sk-soak-cloud-key"
+USER = [{"role": "user", "content": "write a python function that reverses a list"}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "shell",
+            "description": "run a shell command",
+            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+        },
+    }
+]
+# kind → (share of requests, status the client must see)
+MIX: dict[str, tuple[float, int]] = {
+    "plain": (0.35, 200),
+    "stream": (0.20, 200),
+    "tools": (0.10, 200),
+    "completions": (0.05, 200),
+    "cloud_usage": (0.10, 200),
+    "fallback": (0.10, 200),
+    "disconnect": (0.10, 200),
+}
+
+
+@dataclass
+class Tally:
+    latencies: dict[str, list[float]] = field(default_factory=dict)  # kind → seconds
+    ttfb: dict[str, list[float]] = field(default_factory=dict)
+    statuses: Counter[tuple[str, int]] = field(default_factory=Counter)
+    fallbacks: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def add(self, kind: str, status: int, total: float, first: float | None = None) -> None:
+        self.statuses[(kind, status)] += 1
+        self.latencies.setdefault(kind, []).append(total)
+        if first is not None:
+            self.ttfb.setdefault(kind, []).append(first)
+
+
+# ------------------------------------------------------------ processes
+
+
+def start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise RuntimeError(f"{cmd[:4]} exited: {err[-2000:]}") from None
+            time.sleep(0.05)
+    raise RuntimeError(f"{cmd[:4]} did not start")
+
+
+def fake(port: int, mode: str, api_key: str | None = None) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "tests.fakeupstream", "--port", str(port), "--mode", mode]
+    return start([*cmd, "--api-key", api_key] if api_key else cmd, port)
+
+
+def write_config(tmp: Path, ports: dict[str, int]) -> Path:
+    def url(name: str) -> str:
+        return f"http://127.0.0.1:{ports[name]}/v1"
+
+    config = {
+        "database": {"url": f"sqlite:///{tmp / 'soak.db'}", "spool_path": str(tmp / "spool.jsonl")},
+        "backends": {
+            "local": {"kind": "vllm", "base_url": url("local"), "model": "laguna", "max_concurrency": 256},
+            "cloud": {"kind": "openai", "base_url": url("cloud"), "model": "gpt-5.1", "api_key": CLOUD_KEY},
+            "spark2": {"kind": "vllm", "route": "local", "base_url": url("spark2"), "model": "laguna"},
+            "slow": {"kind": "vllm", "route": "local", "base_url": url("slow"), "model": "laguna"},
+        },
+        "routing": {"default": "local", "fallbacks": {"local": ["cloud"], "spark2": ["cloud"]}},
+    }
+    path = tmp / "soak.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+# ---------------------------------------------------------- /proc probes
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def descriptors(pid: int) -> tuple[int, int, int]:
+    """(open fds, sockets, established TCP connections) of a process."""
+    fds = sockets = 0
+    inodes: set[str] = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        fds += 1
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            sockets += 1
+            inodes.add(target[8:-1])
+    established = 0
+    for table in ("tcp", "tcp6"):
+        path = Path(f"/proc/{pid}/net/{table}")
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            cols = line.split()
+            if cols[3] == "01" and cols[9] in inodes:  # 01: ESTABLISHED
+                established += 1
+    return fds, sockets, established
+
+
+# ------------------------------------------------------------- requests
+
+
+def plan(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    kinds, weights = zip(*((k, share) for k, (share, _) in MIX.items()), strict=True)
+    return rng.choices(kinds, weights=weights, k=n)
+
+
+def request_for(kind: str, base: str) -> tuple[str, dict[str, Any], dict[str, str], bool]:
+    """(url, body, headers, stream) for one kind of request."""
+    chat = f"{base}/v1/chat/completions"
+    if kind == "plain":
+        return chat, {"model": "local", "messages": USER}, {}, False
+    if kind == "stream":
+        return chat, {"model": "local", "messages": USER, "stream": True}, {}, True
+    if kind == "tools":
+        return chat, {"model": "local", "messages": USER, "tools": TOOLS}, {}, False
+    if kind == "completions":
+        return f"{base}/v1/completions", {"model": "local", "prompt": "def reverse(xs):"}, {}, False
+    if kind == "cloud_usage":
+        body = {"model": "cloud", "messages": USER, "stream": True, "stream_options": {"include_usage": True}}
+        return chat, body, {}, True
+    if kind == "fallback":
+        return chat, {"model": "auto", "messages": USER}, {"x-offload-route": "spark2"}, False
+    if kind == "disconnect":
+        return chat, {"model": "auto", "messages": USER, "stream": True}, {"x-offload-route": "slow"}, True
+    raise ValueError(kind)
+
+
+async def one(session: aiohttp.ClientSession, kind: str, base: str, tally: Tally) -> None:
+    url, body, headers, stream = request_for(kind, base)
+    t = time.perf_counter()
+    try:
+        async with session.post(url, data=orjson.dumps(body), headers=headers) as response:
+            if kind == "disconnect":
+                await response.content.readany()  # the first chunk, then leave
+                first = time.perf_counter() - t
+                response.close()
+                tally.add(kind, response.status, time.perf_counter() - t, first)
+                return
+            if stream:
+                first_chunk = await response.content.readany()
+                first = time.perf_counter() - t
+                data = first_chunk + await response.read()
+                if not data.endswith(b"data: [DONE]\n\n") or b'"error"' in data:
+                    tally.errors[f"{kind}: stream not ended cleanly"] += 1
+            else:
+                first = None
+                data = await response.read()
+            if response.headers.get("x-offload-fallback") == "1":
+                tally.fallbacks += 1
+            tally.add(kind, response.status, time.perf_counter() - t, first)
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        tally.errors[f"{kind}: {type(exc).__name__}"] += 1
+
+
+async def run(kinds: list[str], base: str, concurrency: int) -> tuple[Tally, float]:
+    """All ``kinds`` at ``concurrency`` in flight; (tally, wall seconds)."""
+    tally = Tally()
+    queue = iter(kinds)
+    connector = aiohttp.TCPConnector(limit=concurrency, force_close=False)
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+
+        async def worker() -> None:
+            for kind in queue:
+                await one(session, kind, base, tally)
+
+        t = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - t
+    return tally, wall
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1000
+
+
+def rows_in(db: Path) -> tuple[int, int, int]:
+    """(rows, rows of clients that left mid-stream, fallback rows)."""
+    with sqlite3.connect(db) as conn:
+        found = conn.execute('SELECT count(*), sum(status = 499), sum(fallback) FROM "usage"').fetchone()
+    return int(found[0]), int(found[1] or 0), int(found[2] or 0)
+
+
+# ------------------------------------------------------------------ main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=100_000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--baseline", type=int, default=2000, help="requests, one at a time, direct and through the proxy"
+    )
+    parser.add_argument("--warmup", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=10.0,
+        help="idle seconds before each /proc reading: longer than the proxy's upstream keep-alive "
+        "(4 s, closed on aiohttp's next cleanup pass) and uvicorn's (5 s)",
+    )
+    opts = parser.parse_args()
+
+    ports = {name: free_port() for name in ("local", "cloud", "spark2", "slow", "proxy")}
+    procs: list[subprocess.Popen[bytes]] = []
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="offload-soak-") as tmpdir:
+        tmp = Path(tmpdir)
+        try:
+            procs += [
+                fake(ports["local"], "vllm"),
+                fake(ports["cloud"], "cloud", CLOUD_KEY),
+                fake(ports["spark2"], "vllm"),
+                fake(ports["slow"], "vllm"),
+            ]
+            import httpx
+
+            spark2 = f"http://127.0.0.1:{ports['spark2']}/_fake/config"
+            httpx.post(spark2, json={"fail_status": 503, "fail_count": -1}).raise_for_status()
+            slow = f"http://127.0.0.1:{ports['slow']}/_fake/config"
+            httpx.post(slow, json={"chunk_delay": 0.02}).raise_for_status()
+            config = write_config(tmp, ports)
+            serve = [sys.executable, "-m", "router.cli", "serve", "--config", str(config)]
+            proxy = start([*serve, "--port", str(ports["proxy"])], ports["proxy"])
+            procs.append(proxy)
+            base = f"http://127.0.0.1:{ports['proxy']}"
+            direct = f"http://127.0.0.1:{ports['local']}"
+
+            # 1. Warm-up, then the starting figures.
+            warm, _ = asyncio.run(run(plan(opts.warmup, opts.seed + 1), base, opts.concurrency))
+            time.sleep(opts.settle)
+            rss0, (fd0, sock0, tcp0) = rss_kib(proxy.pid), descriptors(proxy.pid)
+
+            # 2. Added latency: the same requests one at a time, direct and proxied.
+            base_kinds = ["plain", "stream"] * (opts.baseline // 2)
+            baseline, _ = asyncio.run(run(base_kinds, direct, 1))
+            proxied, _ = asyncio.run(run(base_kinds, base, 1))
+
+            # 3. The soak.
+            kinds = plan(opts.requests, opts.seed)
+            tally, wall = asyncio.run(run(kinds, base, opts.concurrency))
+            time.sleep(opts.settle)  # idle keep-alives close on both sides
+            rss1, (fd1, sock1, tcp1) = rss_kib(proxy.pid), descriptors(proxy.pid)
+            slow_state = httpx.get(f"http://127.0.0.1:{ports['slow']}/_fake/state").json()
+
+            # 4. Graceful stop: the accounting writer flushes; then count rows.
+            proxy.send_signal(signal.SIGTERM)
+            code = proxy.wait(60)
+            sent = opts.warmup + len(base_kinds) + opts.requests
+            rows, left, fell_back = rows_in(tmp / "soak.db")
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait(10)
+
+    # ------------------------------------------------------------ report
+    print(f"soak: {opts.requests} requests, concurrency {opts.concurrency}, after {opts.warmup} warm-up")
+    print(f"  throughput      {opts.requests / wall:8.0f} req/s through the proxy ({wall:.1f} s)")
+    print(f"  latency under load, ms (concurrency {opts.concurrency}, every kind in the mix)")
+    for kind in MIX:
+        values = tally.latencies.get(kind, [])
+        if values:
+            print(f"    {kind:14s} " + "  ".join(f"p{q} {pct(values, q):7.2f}" for q in (50, 90, 99)))
+    print("  added latency, ms, one request at a time (proxied vs direct to the local fake)")
+    series = (
+        ("plain total", proxied.latencies, baseline.latencies, "plain"),
+        ("stream total", proxied.latencies, baseline.latencies, "stream"),
+        ("stream TTFB", proxied.ttfb, baseline.ttfb, "stream"),
+    )
+    for label, via, direct_of, kind in series:
+        p, d = via.get(kind, []), direct_of.get(kind, [])
+        row = "  ".join(
+            f"p{q} {pct(p, q):6.2f} vs {pct(d, q):6.2f} (+{pct(p, q) - pct(d, q):5.2f})" for q in (50, 90, 99)
+        )
+        print(f"    {label:14s} {row}")
+    growth = (rss1 - rss0) / rss0 * 100
+    print(
+        f"  RSS             {rss0 / 1024:.1f} MiB after warm-up -> {rss1 / 1024:.1f} MiB at the end ({growth:+.1f} %)"
+    )
+    print(f"  fds             {fd0} -> {fd1}; sockets {sock0} -> {sock1}; established TCP {tcp0} -> {tcp1}")
+    print(f"  rows            {rows} in SQLite for {sent} proxied requests (all phases); exit code {code}")
+    print(
+        f"  statuses        {dict(sorted(Counter({f'{k}:{s}': n for (k, s), n in tally.statuses.items()}).items()))}"
+    )
+    print(f"  rows detail     {left} with status 499 (client left mid-stream), {fell_back} fallbacks")
+    print(
+        f"  slow upstream   {slow_state['cancelled']} generations cancelled by the proxy when the client"
+        f" left, {slow_state['active']} still running at the end"
+    )
+    print(f"  fallbacks seen  {tally.fallbacks} (x-offload-fallback: 1)")
+    every_error = tally.errors + warm.errors + baseline.errors + proxied.errors
+    if every_error:
+        print(f"  client errors   {dict(every_error)}")
+
+    # ------------------------------------------------------------ checks
+    if growth >= 10:
+        failures.append(f"RSS grew {growth:.1f} % (limit 10 %)")
+    if fd1 > fd0 or sock1 > sock0 or tcp1 > tcp0:
+        failures.append("descriptors or connections did not return to the start")
+    if rows != sent:
+        failures.append(f"rows {rows} != requests {sent}")
+    if slow_state["active"]:
+        failures.append(f"{slow_state['active']} upstream generations still running after the clients left")
+    if code != 0:
+        failures.append(f"proxy exited {code}")
+    for (kind, status), n in tally.statuses.items():
+        if status != MIX[kind][1]:
+            failures.append(f"{n} x {kind} answered {status}")
+    if every_error:
+        failures.append(f"client-side errors: {dict(every_error)}")
+    for failure in failures:
+        print(f"FAIL: {failure}")
+    print("OK" if not failures else f"{len(failures)} check(s) failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
