@@ -4,7 +4,7 @@ The model is a multinomial logistic regression over binary features (see ``featu
 Scoring a request is ``softmax(intercept + sum of weight rows of the active features)``.
 With a few hundred active features and six classes, gathering tuples from dicts and summing
 the transposed columns with the C-level ``sum`` is faster than numpy's per-call overhead
-(measured: 12 us vs 19 us for 100 rows here; see ``bench/README_classifier.md``).
+(measured: 12 us vs 19 us for 100 rows here; see ``bench/README.md``).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ DATA = ROOT / "classifier" / "data"
 HOLDOUT = DATA / "holdout.jsonl"
 TRAIN = DATA / "train.jsonl"
 
-# What the packaged weights achieve on the hand-written holdout (see bench/README_classifier.md).
+# What the packaged weights achieve on the hand-written holdout (see bench/README.md).
 HOLDOUT_ROUTE_ACCURACY_FLOOR = 0.95
 
 
