@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,37 @@ def test_unreadable_and_invalid_yaml(tmp_path):
     broken.write_text("backends: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(broken)
+
+
+def test_without_client_keys_serve_listens_on_loopback_only(tmp_path):
+    import httpx
+
+    from tests.harness import free_port, wait_until
+
+    port = free_port()
+    config = tmp_path / "open.yaml"
+    config.write_text(
+        "server: {host: 0.0.0.0}\ndatabase: {enabled: false}\n"
+        "backends: {local: {kind: vllm, base_url: 'http://127.0.0.1:9/v1', model: m}}\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def up() -> bool:
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        assert wait_until(up, timeout=30)
+        if shutil.which("ss"):
+            bound = subprocess.run(["ss", "-ltn"], capture_output=True, text=True).stdout
+            assert f"127.0.0.1:{port}" in bound and f"0.0.0.0:{port}" not in bound
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "no client key is configured: listening on 127.0.0.1 only" in err
