@@ -36,7 +36,6 @@ import asyncio
 import os
 import random
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -53,6 +52,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from overhead import start  # noqa: E402  (bench/ is on the path when run as a script)
 
 from tests.harness import free_port  # noqa: E402
 
@@ -96,22 +97,6 @@ class Tally:
 
 
 # ------------------------------------------------------------ processes
-
-
-def start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None:
-                err = proc.stderr.read().decode() if proc.stderr else ""
-                raise RuntimeError(f"{cmd[:4]} exited: {err[-2000:]}") from None
-            time.sleep(0.05)
-    raise RuntimeError(f"{cmd[:4]} did not start")
 
 
 def fake(port: int, mode: str, api_key: str | None = None) -> subprocess.Popen[bytes]:

@@ -320,20 +320,24 @@ def config_path(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(path or os.environ.get("OFFLOAD_CONFIG") or DEFAULT_CONFIG_PATH)
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> Config:
-    """Read, substitute and validate the config at ``path`` (or OFFLOAD_CONFIG)."""
-    file = config_path(path)
+def read_yaml(file: Path, what: str, error: type[ConfigError] = ConfigError) -> Any:
+    """A YAML file's contents; ``error`` names the file (and line) when it can't be had."""
     try:
         text = file.read_text()
     except OSError as exc:
-        raise ConfigError(f"cannot read config {file}: {exc.strerror}") from None
+        raise error(f"cannot read {what} {file}: {exc.strerror}") from None
     try:
-        raw = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{file}{where}: not valid YAML") from None
-    config = parse_config(raw)
+        raise error(f"{file}{where}: not valid YAML") from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Read, substitute and validate the config at ``path`` (or OFFLOAD_CONFIG)."""
+    file = config_path(path)
+    config = parse_config(read_yaml(file, "config"))
     if any(b.recipe for b in config.backends.values()):
         # The serving recipe decides max_concurrency and context_window, so the
         # router and the vLLM server never disagree. (Imported here: it imports us.)

@@ -26,9 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from router.config import BackendConfig, Config, ConfigError, config_path, load_config
+from router.config import BackendConfig, Config, ConfigError, config_path, load_config, read_yaml
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ARG_NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
@@ -138,17 +136,7 @@ def parse_recipe(raw: Any, where: str = "recipe") -> Recipe:
 def load_recipe(path: str | os.PathLike[str]) -> Recipe:
     """Read and validate a recipe file. Raises RecipeError naming the file and key."""
     file = Path(path)
-    try:
-        text = file.read_text()
-    except OSError as exc:
-        raise RecipeError(f"cannot read recipe {file}: {exc.strerror}") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise RecipeError(f"{file}{where}: not valid YAML") from None
-    recipe = parse_recipe(raw, str(file))
+    recipe = parse_recipe(read_yaml(file, "recipe", RecipeError), str(file))
     return replace(recipe, path=file)
 
 

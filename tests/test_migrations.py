@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,37 +9,11 @@ import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy.pool import NullPool
 
 from router import db
 from router.accounting import UsageRecorder
 from router.config import DatabaseConfig
 from router.models import Base
-
-PG_URL = os.environ.get("OFFLOAD_TEST_POSTGRES_URL")
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema per test (search_path), dropped afterwards."""
-    if not PG_URL:
-        pytest.skip("PostgreSQL tests need OFFLOAD_TEST_POSTGRES_URL=postgresql+psycopg://...")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_URL, poolclass=NullPool)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    url = sa.make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    yield url.render_as_string(hide_password=False)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/usage.db"
-    return request.getfixturevalue("pg_url")
 
 
 def _indexes(url: str) -> set[str]:

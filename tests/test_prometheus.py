@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 import pytest
 
 from router.accounting import UsageRecorder
@@ -55,6 +54,7 @@ from tests.prometheus_harness import (
     find_prometheus,
     substitute_grafana,
 )
+from tests.test_metrics import usage_of
 
 pytestmark = pytest.mark.prometheus
 
@@ -135,17 +135,6 @@ class Traffic:
             {"role": "tool", "tool_call_id": "chatcmpl-tool-1", "content": "1 failed"},
         ]
         self.send({"model": "auto", "messages": messages, "tools": TOOLS})
-
-
-def usage_of(response: httpx.Response) -> dict[str, int]:
-    if not response.headers["content-type"].startswith("text/event-stream"):
-        return response.json()["usage"]
-    for line in response.text.splitlines():
-        if line.startswith("data: {"):
-            event = orjson.loads(line[len("data: ") :])
-            if event.get("usage"):
-                return event["usage"]
-    raise AssertionError(f"no usage chunk in {response.text!r}")
 
 
 def local_endpoint(proxy: ProxyServer) -> dict[str, Any]:

@@ -4,47 +4,18 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-import sqlalchemy as sa
-from sqlalchemy.pool import NullPool
 
 from router import db, report
 from router.accounting import UsageRow, insert_rows, row_values
 from router.config import Config, parse_config
 
-PG_URL = os.environ.get("OFFLOAD_TEST_POSTGRES_URL")
 GRAFANA_SQL = Path(__file__).resolve().parent.parent / "deploy" / "sql" / "monthly_report.sql"
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema per test (search_path), dropped afterwards."""
-    if not PG_URL:
-        pytest.skip("PostgreSQL tests need OFFLOAD_TEST_POSTGRES_URL=postgresql+psycopg://...")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_URL, poolclass=NullPool)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    url = sa.make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    yield url.render_as_string(hide_password=False)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/usage.db"
-    return request.getfixturevalue("pg_url")
 
 
 def config_for(url: str) -> Config:

@@ -15,7 +15,7 @@ from router.accounting import UsageRecorder
 from router.config import DatabaseConfig
 from tests.conftest import fake_config
 from tests.harness import ProxyServer, make_config, wait_until
-from tests.test_accounting import TcpProxy, db_url, pg_url  # noqa: F401  (fixtures)
+from tests.test_accounting import TcpProxy
 
 USER = [{"role": "user", "content": "add type hints to this module"}]
 TOOLS = [
@@ -38,7 +38,7 @@ def recorder_for(url: str, tmp_path: Path) -> UsageRecorder:
     return UsageRecorder(config, retry_s=0.1)
 
 
-def test_token_counts_in_sql_equal_what_the_upstream_reported(db_url, tmp_path, local_fake, cloud_fake):  # noqa: F811
+def test_token_counts_in_sql_equal_what_the_upstream_reported(db_url, tmp_path, local_fake, cloud_fake):
     db.upgrade(db_url)
     server = ProxyServer(make_config(local_fake.url, cloud_fake.url), recorder=recorder_for(db_url, tmp_path))
     expected: dict[str, tuple[str, int, int]] = {}  # request id → (backend, prompt, completion)
@@ -92,7 +92,7 @@ def test_token_counts_in_sql_equal_what_the_upstream_reported(db_url, tmp_path, 
     assert fallback[0]["decided_backend"] == "local" and fallback[0]["backend"] == "cloud"
 
 
-async def test_database_outage_under_traffic_loses_no_row(pg_url, tmp_path, local_fake, cloud_fake):  # noqa: F811
+async def test_database_outage_under_traffic_loses_no_row(pg_url, tmp_path, local_fake, cloud_fake):
     db.upgrade(pg_url)
     real = sa.make_url(pg_url)
     tcp = TcpProxy(real.host or "127.0.0.1", real.port or 5432)
@@ -149,7 +149,7 @@ def test_sqlite_is_created_and_migrated_by_serve(tmp_path):
 
 
 @pytest.mark.parametrize("behind", [True])
-def test_serve_refuses_out_of_date_postgres(pg_url, tmp_path, behind):  # noqa: F811
+def test_serve_refuses_out_of_date_postgres(pg_url, tmp_path, behind):
     import subprocess
     import sys
 
