@@ -203,7 +203,7 @@ async def test_slow_database_never_blocks_the_event_loop(
         await asyncio.sleep(0.005)
         worst = max(worst, time.perf_counter() - t)
     await recorder.stop()
-    assert worst < 0.15  # never waited for a 0.3 s insert
+    assert worst < 0.28  # never waited for a 0.3 s insert (a blocked loop would wait >= 0.3 s)
     assert total(url) == 100
 
 

@@ -122,13 +122,16 @@ async def test_database_outage_under_traffic_loses_no_row(pg_url, tmp_path, loca
             for _ in range(4):
                 await burst(50)
                 await asyncio.sleep(0.1)
-            assert await asyncio.to_thread(wait_until, lambda: server.router.recorder.rows_spooled > 0, 10)
+            assert await asyncio.to_thread(wait_until, lambda: server.router.recorder.rows_spooled > 0, 30)
             await tcp.start()  # and comes back
             await burst(50)
+            # While the proxy runs on, the spool is replayed: every request has its row.
+            replayed = await asyncio.to_thread(wait_until, lambda: len(rows(pg_url)) == 300, 30, 0.2)
     finally:
         await asyncio.to_thread(server.stop)
         await tcp.stop()
     assert answered == 300
+    assert replayed, f"{len(rows(pg_url))} rows for 300 requests"
     assert len(rows(pg_url)) == 300
 
 
