@@ -47,8 +47,16 @@ def make_engine(url: str, *, pooled: bool = True) -> Engine:
         # busy timeout: wait for a concurrent reader/writer (the report) briefly.
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 5}
     elif url.startswith("postgresql"):
-        # An unreachable server must fail fast so rows go to the spool.
-        kwargs["connect_args"] = {"connect_timeout": 3}
+        # An unreachable server must fail fast so rows go to the spool; TCP
+        # keepalives notice a server that vanished mid-insert (a partition
+        # drops packets rather than refusing them) within about 11 s.
+        kwargs["connect_args"] = {
+            "connect_timeout": 3,
+            "keepalives": 1,
+            "keepalives_idle": 5,
+            "keepalives_interval": 2,
+            "keepalives_count": 3,
+        }
     if not pooled:
         kwargs["poolclass"] = NullPool
     engine = create_engine(url, **kwargs)
