@@ -257,13 +257,16 @@ class TcpProxy:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._stopped = False
 
     async def start(self) -> None:
+        self._stopped = False
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
         assert self._server is not None
+        self._stopped = True
         self._server.close()
         for w in self._writers:
             w.transport.abort()  # cut live connections like a network failure
@@ -275,6 +278,12 @@ class TcpProxy:
             up_reader, up_writer = await asyncio.open_connection(self.host, self.target_port)
         except OSError:
             writer.transport.abort()
+            return
+        if self._stopped:
+            # Accepted just before stop() and connected just after: it must not
+            # survive the outage, or the database would never look down.
+            writer.transport.abort()
+            up_writer.transport.abort()
             return
         self._writers.update({writer, up_writer})
 
