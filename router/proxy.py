@@ -46,8 +46,6 @@ VLLM_ONLY_FIELDS = frozenset(
     }
 )  # fmt: skip
 _REASONING_FIELDS = ("reasoning", "reasoning_content")
-# Prompt tokens per body byte, for the estimate when usage never arrived.
-_TOKENS_PER_BYTE = 0.25
 
 
 class UpstreamFailure(Exception):
@@ -162,8 +160,7 @@ class Forwarder:
                 response = await self._attempt(backend, endpoint, path, payload, row)
                 if response.status >= 500 or response.status == 408:
                     # Worth another backend; keep the answer in case none is left.
-                    last_error = (response.status, await response.read())
-                    response.release()
+                    last_error = (response.status, await self._read_error(response))
                     backend.report(endpoint, ok=False)
                     failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
                     continue
@@ -188,6 +185,13 @@ class Forwarder:
                         response.close()
                     backend.release(endpoint)
         return self._no_backend(failures, last_error, row, t0)
+
+    @staticmethod
+    async def _read_error(response: aiohttp.ClientResponse) -> bytes:
+        try:
+            return await response.read()
+        except (aiohttp.ClientError, TimeoutError):
+            return b""  # normalise_upstream_error still says which status it was
 
     def _queue_timeout(self, backend: Backend) -> float:
         if self.capacity.policy == "queue" and backend.config.max_concurrency:
