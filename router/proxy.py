@@ -284,45 +284,36 @@ class Forwarder:
         )
 
         async def events() -> AsyncIterator[bytes]:
-            finished = False
+            complete = False
             try:
                 out = relay.feed(first)
-                if out:
-                    yield out
                 try:
-                    async for chunk in response.content.iter_any():
-                        out = relay.feed(chunk)
+                    while not relay.done:
                         if out:
                             yield out
-                    tail = relay.finish()
+                        chunk = await response.content.readany()
+                        # End of body without [DONE]: finish() adds an error event.
+                        out = relay.feed(chunk) if chunk else relay.finish()
                 except (aiohttp.ClientError, TimeoutError) as exc:
-                    tail = relay.abort(f"upstream {backend.name} failed mid-stream: {type(exc).__name__}")
-                if relay.errored:
-                    row.error_type = "stream_error"
-                    backend.report(endpoint, ok=False)
-                else:
-                    backend.report(endpoint, ok=True)
-                if tail:
-                    yield tail
-                finished = True
+                    out = relay.abort(f"upstream {backend.name} failed mid-stream: {type(exc).__name__}")
+                # `out` ends the stream. Count the request first, so that whoever
+                # has seen the end of a stream also sees its usage row and metrics.
+                complete = True
+                backend.report(endpoint, ok=not relay.errored)
+                self._settle(relay, row, t0)
+                if out:
+                    yield out
             finally:
-                # On a client disconnect this runs on cancellation: closing the
-                # connection (not returning it to the pool) makes vLLM abort the
-                # request and free its slot at once.
-                if finished:
+                if complete:
                     response.release()
                 else:
+                    # The client went away (this runs on cancellation): closing
+                    # the connection, not pooling it, makes vLLM abort the
+                    # request and free its slot at once.
                     response.close()
                     row.status, row.error_type = 499, "client_disconnected"
+                    self._settle(relay, row, t0)
                 backend.release(endpoint)
-                if relay.usage is not None:
-                    usage_into_row(relay.usage, row)
-                else:
-                    # The caller put an estimate of prompt tokens on the row.
-                    row.tokens_estimated = True
-                    row.completion_tokens = relay.events
-                row.latency_ms = (time.perf_counter() - t0) * 1000
-                self.finish(row)
 
         return StreamingResponse(
             events(),
@@ -330,6 +321,18 @@ class Forwarder:
             media_type=response.headers.get("Content-Type", "text/event-stream"),
             headers={**route_headers(row), "Cache-Control": "no-cache"},
         )
+
+    def _settle(self, relay: SSERelay, row: UsageRow, t0: float) -> None:
+        if relay.errored and row.error_type is None:
+            row.error_type = "stream_error"
+        if relay.usage is not None:
+            usage_into_row(relay.usage, row)
+        else:
+            # The caller put an estimate of prompt tokens on the row.
+            row.tokens_estimated = True
+            row.completion_tokens = relay.events
+        row.latency_ms = (time.perf_counter() - t0) * 1000
+        self.finish(row)
 
     def _no_backend(
         self,

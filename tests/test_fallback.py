@@ -210,7 +210,9 @@ def test_no_first_byte_in_time_moves_a_stream(local_fake, cloud_fake):
         raw = c.chat.completions.with_raw_response.create(model="auto", messages=USER, stream=True)
         text = "".join(ch.choices[0].delta.content or "" for ch in raw.parse() if ch.choices)
         assert text and raw.headers["x-offload-route"] == "cloud"
-        assert server.router.recorder.rows[-1].fallback_reason == "first_byte_timeout"
+        # A stream's row is recorded as its generator closes, just after [DONE] went out.
+        rows = server.router.recorder.rows
+        assert wait_until(lambda: rows and rows[-1].fallback_reason == "first_byte_timeout")
         assert wait_until(lambda: fake_state(local_fake)["active"] == 0)  # the slow attempt was cancelled
     finally:
         server.stop()
@@ -323,6 +325,7 @@ def test_disconnect_mid_stream_frees_the_slot_before_the_next_token(proxy, local
     assert time.monotonic() - closed < 1.0
     assert fake_state(local_fake)["cancelled"] == 1
     assert wait_until(lambda: proxy.router.pool["local"].in_flight == 0)
-    assert wait_until(lambda: proxy.router.recorder.rows[-1].status == 499)
+    rows = proxy.router.recorder.rows
+    assert wait_until(lambda: rows and rows[-1].status == 499)
     row = proxy.router.recorder.rows[-1]
     assert row.tokens_estimated and row.error_type == "client_disconnected"
