@@ -80,7 +80,7 @@ class Endpoint:
     in_flight: int = 0
     up: bool = True  # last health probe (or passive signal) said so
     waiting: float = 0.0  # vllm:num_requests_waiting, from /metrics
-    running: float = 0.0
+    running: float = 0.0  # vllm:num_requests_running: shown in /readyz next to our own in_flight
     kv_cache_usage: float = 0.0
 
     @property
@@ -197,6 +197,7 @@ class Backend:
                     "up": e.up,
                     "breaker": e.breaker.state,
                     "in_flight": e.in_flight,
+                    "running": e.running,
                     "waiting": e.waiting,
                     "kv_cache_usage": e.kv_cache_usage,
                 }
