@@ -2,7 +2,7 @@
 
 scikit-learn is used here only (training time). The export is the raw multinomial
 logistic-regression coefficients keyed by feature name; ``IntentModel`` recomputes
-``softmax(X @ coef.T + intercept)`` in pure Python and a test checks it matches
+``softmax(X @ coef.T + intercept)`` with numpy (no scikit-learn) and a test checks it matches
 ``predict_proba`` to 1e-6.
 """
 
