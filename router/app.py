@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import re
@@ -30,6 +29,7 @@ from router.limits import RateLimits
 from router.metrics import CONTENT_TYPE, Metrics
 from router.policy import Classifier, Decision, Policy, load_classifier
 from router.proxy import Forwarder, route_headers
+from router.streaming import until_disconnect
 
 log = logging.getLogger("offload.app")
 
@@ -317,35 +317,20 @@ async def _unless_disconnected(
     request: Request, work: Awaitable[Response], row: UsageRow, state: Router, t0: float
 ) -> Response:
     """Wait for the upstream's answer (or a stream's first bytes), cancelling the
-    moment the client leaves. Once a stream flows, Starlette watches instead.
+    moment the client leaves; once a stream flows, RelayResponse watches instead.
 
     Cancelling closes the upstream connection, and vLLM aborts a request whose
     connection closed: the slot is free again at once.
     """
-    this = asyncio.current_task()
-    assert this is not None
-    answered = False
-    watch = asyncio.ensure_future(_wait_disconnect(request))
-    watch.add_done_callback(lambda w: None if answered or w.cancelled() else this.cancel())
-    try:
-        return await work
-    except asyncio.CancelledError:
-        if not watch.done() or watch.cancelled():
-            raise  # cancelled for another reason (shutdown): not a disconnect
-        this.uncancel()
+
+    def disconnected() -> Response:
         row.status, row.error_type = 499, "client_disconnected"
         row.tokens_estimated = True
         row.latency_ms = (time.perf_counter() - t0) * 1000
         state.finish(row)
         return Response(status_code=499)
-    finally:
-        answered = True
-        watch.cancel()
 
-
-async def _wait_disconnect(request: Request) -> None:
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
+    return await until_disconnect(request.receive, work, disconnected)
 
 
 def _install_error_handlers(app: FastAPI) -> None:

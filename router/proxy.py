@@ -17,7 +17,7 @@ from typing import Any
 
 import aiohttp
 import orjson
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from router.accounting import UsageRow
 from router.backends import Backend, Endpoint, Pool, Unavailable
@@ -25,6 +25,7 @@ from router.config import CapacityConfig
 from router.errors import ProxyError, normalise_upstream_error
 from router.policy import Decision
 from router.sse import SSERelay
+from router.streaming import RelayResponse
 
 log = logging.getLogger("offload.proxy")
 
@@ -276,7 +277,7 @@ class Forwarder:
         client_usage: bool,
         row: UsageRow,
         t0: float,
-    ) -> StreamingResponse:
+    ) -> RelayResponse:
         row.status = 200
         row.ttft_ms = (time.perf_counter() - t0) * 1000
         relay = SSERelay(
@@ -315,7 +316,7 @@ class Forwarder:
                     self._settle(relay, row, t0)
                 backend.release(endpoint)
 
-        return StreamingResponse(
+        return RelayResponse(
             events(),
             status_code=200,
             media_type=response.headers.get("Content-Type", "text/event-stream"),
