@@ -170,7 +170,3 @@ class IntentModel:
             return self._from_logits(self.logits(features))
         except Exception:  # the proxy must keep routing whatever arrives
             return self._prior
-
-    def predict_text(self, text: str) -> Prediction:
-        """Convenience for CLIs: classify a bare user message."""
-        return self.predict({"messages": [{"role": "user", "content": text}]})

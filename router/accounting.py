@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -73,11 +73,10 @@ class UsageRow:
     ttft_ms: float | None = None
     prompt_text: str | None = None
     completion_text: str | None = None
-    extra: dict = field(default_factory=dict)
 
 
-# Every UsageRow field except ``extra`` is a column of ``usage``.
-COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(UsageRow) if f.name != "extra")
+# Every UsageRow field is a column of ``usage``.
+COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(UsageRow))
 _TEXT = ("prompt_text", "completion_text")
 # SQLite allows 32,766 bind parameters per statement: a batch bigger than this
 # many rows is split into several statements (PostgreSQL binds one array per column).

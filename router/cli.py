@@ -211,8 +211,9 @@ def db(args: list[str]) -> int:
     from router import db as database
 
     if opts.action == "upgrade":
+        before = database.current_revision(config.database.url)
         database.upgrade(config.database.url)
-        print(f"database at revision {database.current_revision(config.database.url)}")
+        print(f"database at revision {database.head_revision()} (was {before or 'empty'})")
     else:
         print(database.current_revision(config.database.url) or "empty")
     return 0

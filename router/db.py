@@ -8,9 +8,7 @@ the command instead (``offload db upgrade --config PATH``).
 
 from __future__ import annotations
 
-import argparse
 import logging
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,23 +127,3 @@ def ensure_schema(url: str, config_path: str | None = None) -> None:
             f"database schema is at revision {current or '(empty)'}, this version needs {head}; "
             f"run: offload db upgrade --config {path}"
         )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``offload db upgrade [--config PATH]``."""
-    from router.config import ConfigError, load_config
-
-    parser = argparse.ArgumentParser(prog="offload db")
-    sub = parser.add_subparsers(dest="action", required=True)
-    up = sub.add_parser("upgrade", help="apply database migrations up to head")
-    up.add_argument("--config", default=None)
-    args = parser.parse_args(argv)
-    try:
-        url = load_config(args.config).database.url
-    except ConfigError as exc:
-        print(f"offload db: {exc}", file=sys.stderr)
-        return 2
-    before = current_revision(url)
-    upgrade(url)
-    print(f"database at {head_revision()} (was {before or 'empty'})")
-    return 0

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from router.config import Config
+from router.errors import ProxyError
 
 log = logging.getLogger("offload.policy")
 
@@ -84,8 +85,6 @@ class Policy:
         if wanted:
             backend = self.config.backend_for_route(wanted.strip().lower())
             if backend is None:
-                from router.errors import ProxyError
-
                 raise ProxyError(
                     400,
                     f"x-offload-route: unknown route {wanted!r}; use local, cloud or a backend name",

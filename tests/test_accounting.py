@@ -138,7 +138,7 @@ async def test_text_only_stored_when_enabled(tmp_path: Path, store_text: bool) -
     url = f"sqlite:///{tmp_path}/usage.db"
     recorder = UsageRecorder(cfg(url, tmp_path, store_text=store_text))
     await recorder.start()
-    recorder.record(make_row(1, extra={"ignored": True}))
+    recorder.record(make_row(1))
     await recorder.stop()
     engine = sa.create_engine(url)
     with engine.connect() as conn:

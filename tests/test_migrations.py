@@ -104,5 +104,7 @@ def test_db_main_upgrade_from_any_cwd(tmp_path: Path, monkeypatch: pytest.Monkey
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    assert db.main(["upgrade", "--config", str(cfg)]) == 0
+    from router.cli import main
+
+    assert main(["db", "upgrade", "--config", str(cfg)]) == 0
     assert db.current_revision(url) == db.head_revision()
