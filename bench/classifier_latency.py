@@ -1,10 +1,16 @@
-"""Decision time of ``IntentModel.predict`` for a 4 KB and a 1 MB request.
+"""Decision time for a 4 KB and a 1 MB request: the classifier alone and the whole decision.
 
     /work/main/.venv/bin/python bench/classifier_latency.py [--weights PATH] [--iterations 3000]
 
-Prints p50/p99 (and min/p90) in microseconds per request size and the 1 MB / 4 KB ratio. On a
-shared machine p99 mostly measures preemption by other processes; p90 and min show the compute. The requests look
-like coding-agent traffic: a system prompt, a history, and a last user turn with pasted code.
+Prints p50/p99 (and min/p90) in microseconds per request size for ``IntentModel.predict`` and
+for ``Policy.decide`` (every rule, then the classifier, with the packaged config), and the
+1 MB / 4 KB ratio. On a shared machine p99 mostly measures preemption by other processes; p90
+and min show the compute. The requests look like coding-agent traffic: a system prompt, a
+history, and a last user turn with pasted code.
+
+The machines these runs land on differ in speed by up to ~1.8x for the same code, so the
+script also times a fixed pure-Python reference workload in the same run and prints the
+decision time in units of it: that figure, not the microseconds, is comparable across machines.
 """
 
 from __future__ import annotations
@@ -12,9 +18,15 @@ from __future__ import annotations
 import argparse
 import gc
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+import orjson
+
 from classifier.model import IntentModel
+from router.config import load_config
+from router.policy import Policy
 
 _CODE = (
     "def apply_discount(order, code):\n    if code in DISCOUNTS:\n        order.total -= order.total * DISCOUNTS[code]\n"
@@ -53,19 +65,28 @@ def make_request(size: int) -> dict[str, Any]:
     }
 
 
-def measure(
-    model: IntentModel, request: dict[str, Any], iterations: int
-) -> tuple[float, float, float, float]:
+_REFERENCE_TEXT = "the quick brown fox jumps over the lazy dog while a typed object mutates " * 20
+
+
+def reference_workload() -> object:
+    """A fixed pure-Python job (a word count, ~15 us): a yardstick for this machine's speed."""
+    counts: dict[str, int] = {}
+    for word in _REFERENCE_TEXT.split():
+        counts[word] = counts.get(word, 0) + 1
+    return sorted(counts.items())
+
+
+def measure(call: Callable[[], object], iterations: int) -> tuple[float, float, float, float]:
     """min, p50, p90, p99 in microseconds (GC disabled during timing: we measure our code, not a
     collection that some other allocation triggered)."""
     for _ in range(200):
-        model.predict(request)
+        call()
     times = []
     gc.disable()
     try:
         for _ in range(iterations):
             t0 = time.perf_counter_ns()
-            model.predict(request)
+            call()
             times.append(time.perf_counter_ns() - t0)
     finally:
         gc.enable()
@@ -84,17 +105,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iterations", type=int, default=3000)
     args = ap.parse_args(argv)
     model = IntentModel.load(args.weights)
+    policy = Policy(load_config(), model)
+    _, ref50, _, _ = measure(reference_workload, args.iterations)
+    print(f"reference workload (machine speed): p50 {ref50:.1f} us")
     results = {}
     for label, size in (("4KB", 4096), ("1MB", 1 << 20)):
         req = make_request(size)
-        lo, p50, p90, p99 = measure(model, req, args.iterations)
-        results[label] = (p50, p99)
-        print(
-            f"{label:>4}: p50 {p50:7.1f} us   p99 {p99:7.1f} us   (min {lo:.1f}, p90 {p90:.1f})   -> {model.predict(req)}"
-        )
-    r50 = results["1MB"][0] / results["4KB"][0]
-    r99 = results["1MB"][1] / results["4KB"][1]
-    print(f"ratio 1MB/4KB: p50 {r50:.2f}x  p99 {r99:.2f}x   (weights {model.version})")
+        body_size = len(orjson.dumps(req))
+        for what, call in (
+            ("predict", partial(model.predict, req)),
+            ("decide", partial(policy.decide, req, {}, body_size)),
+        ):
+            lo, p50, p90, p99 = measure(call, args.iterations)
+            results[label, what] = (p50, p99)
+            print(
+                f"{label:>4} {what:<7}: p50 {p50:6.1f} us   p99 {p99:6.1f} us   (min {lo:.1f}, p90 {p90:.1f})"
+                f"   p50 = {p50 / ref50:.2f} x reference   -> {call()}"
+            )
+    for what in ("predict", "decide"):
+        r50 = results["1MB", what][0] / results["4KB", what][0]
+        r99 = results["1MB", what][1] / results["4KB", what][1]
+        print(f"ratio 1MB/4KB {what:<7}: p50 {r50:.2f}x  p99 {r99:.2f}x")
+    print(f"weights {model.version}")
     return 0
 
 

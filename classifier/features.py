@@ -28,6 +28,7 @@ from bisect import bisect_right
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from classifier.lexicon import LEXICONS
@@ -46,6 +47,8 @@ PREV_TAIL = 256
 MAX_MESSAGES_SCANNED = 48
 MAX_PARTS = 16
 MIN_SUBWORD_LEN = 6  # prefix/suffix 4-grams only for words at least this long
+_HEAD4 = itemgetter(slice(None, 4))
+_TAIL4 = itemgetter(slice(-4, None))
 
 # Namespaces of the exported feature keys. Context features get a smaller value so that,
 # under L2 regularisation, the model has to see stronger evidence before trusting them.
@@ -352,14 +355,16 @@ _CODE_KEYWORDS = _words("def class import function const let fn func public incl
 _REQ_WORD_TOKENS = _words("word words wörter wörtern wort mots palabras page pages seiten páginas")
 
 
-def _mark_counts(user: str) -> dict[int, int]:
-    """Counts of code/maths punctuation by byte value: delete every other byte in one C pass,
-    then count each distinct remaining byte (at most len(_MARK_CHARS) of them)."""
-    marked = user.encode("utf-8", "surrogatepass").translate(None, _MARK_TABLE_DELETE)
+def _mark_counts(encoded: bytes) -> dict[int, int]:
+    """Counts of code/maths punctuation by byte value in UTF-8 text: delete every other byte in
+    one C pass, then count each distinct remaining byte (at most len(_MARK_CHARS) of them)."""
+    marked = encoded.translate(None, _MARK_TABLE_DELETE)
     return {ch: marked.count(ch) for ch in set(marked)}
 
 
-def _structural(v: RequestView, user: str, lower: str, norm: str, uni: set[str]) -> list[str]:
+def _structural(
+    v: RequestView, user: str, lower: str, encoded: bytes, norm: str, uni: set[str]
+) -> list[str]:
     """Shape features. Each check is gated on a token or punctuation already known to be
     present, so the common case costs set lookups rather than scans of the window."""
     s: list[str] = []
@@ -378,8 +383,9 @@ def _structural(v: RequestView, user: str, lower: str, norm: str, uni: set[str])
         s.append("system")
     s.append(_NMSG_NAMES[bisect_right(_NMSG_EDGES, v.n_messages)])
     s.append(_ULEN_NAMES[bisect_right(_ULEN_EDGES, v.user_len)])
-    # Counts of code/maths punctuation in one C pass: delete every other byte, count the rest.
-    marks = _mark_counts(user)
+    # Counts of code/maths punctuation, read off the lower-cased bytes that tokenising encoded
+    # anyway (lower-casing never makes or removes ASCII punctuation).
+    marks = _mark_counts(encoded)
     for ch, k in marks.items():
         s.append(_MARK_NAMES[ch][k >= 5])
     if marks.get(96, 0) >= 3 and "```" in user:  # 96 = "`"
@@ -469,14 +475,15 @@ def extract(request: Any) -> Features:
     """All features of one request (see module docstring)."""
     v = view(request)
     lower = v.user.lower()
-    norm = lower.encode("utf-8", "surrogatepass").translate(_BYTE_TABLE).decode("utf-8", "replace")
+    encoded = lower.encode("utf-8", "surrogatepass")
+    norm = encoded.translate(_BYTE_TABLE).decode("utf-8", "replace")
     toks = norm.split()
     uni = set(toks)
     long_words = [w for w in uni if len(w) >= MIN_SUBWORD_LEN]
-    prefixes = {w[:4] for w in long_words}
-    suffixes = {w[-4:] for w in long_words}
+    prefixes = set(map(_HEAD4, long_words))  # itemgetter: the slicing loop runs in C
+    suffixes = set(map(_TAIL4, long_words))
     context: AbstractSet[str] = _system_tokens(v.system) if v.system else _NO_WORDS
-    struct = _structural(v, v.user, lower, norm, uni)
+    struct = _structural(v, v.user, lower, encoded, norm, uni)
     if v.prev or v.prev_user:
         convo = set(tokens(v.prev + "\n" + v.prev_user))
         _context_lexicons(convo, len(toks) <= 12, struct)

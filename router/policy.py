@@ -64,6 +64,8 @@ class Policy:
         local = config.backends.get(self._local) if self._local else None
         self._local_context = local.context_window if local else None
         self._local_media = local.accepts_media if local else True
+        # backend name → "local"/"cloud", read once: a pydantic property per request adds up.
+        self._route_of = {name: b.route_name for name, b in config.backends.items()}
 
     # ------------------------------------------------------------- public
 
@@ -141,14 +143,15 @@ class Policy:
         reason: str,
         shadow: Decision | None = None,
     ) -> Decision:
-        route = self.config.backends[backend].route_name
-        return Decision(intent, confidence, route, backend, reason, shadow)
+        return Decision(intent, confidence, self._route_of[backend], backend, reason, shadow)
 
 
 # ------------------------------------------------------------ body checks
 
 
 def _has_media(messages: list[Any]) -> bool:
+    # O(messages), like intake's validation of the same list (bounded by server.max_messages):
+    # ~70 ns a message, ~36 us for the 514 messages of the 1 MB benchmark request.
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
