@@ -26,6 +26,7 @@ from router.errors import ProxyError, normalise_upstream_error
 from router.policy import Decision
 from router.sse import SSERelay
 from router.streaming import RelayResponse
+from router.transcript import Transcript
 
 log = logging.getLogger("offload.proxy")
 
@@ -260,9 +261,14 @@ class Forwarder:
 
     def _usage_from_body(self, data: bytes, row: UsageRow) -> None:
         try:
-            usage = orjson.loads(data).get("usage")
+            doc = orjson.loads(data)
+            usage = doc.get("usage")
         except (orjson.JSONDecodeError, AttributeError):
-            usage = None
+            doc = usage = None
+        if row.prompt_text is not None:  # database.store_text: keep the answer's text too
+            transcript = Transcript()
+            transcript.add_response(doc)
+            row.completion_text = transcript.text()
         if isinstance(usage, dict):
             usage_into_row(usage, row)
         else:
@@ -281,7 +287,10 @@ class Forwarder:
         row.status = 200
         row.ttft_ms = (time.perf_counter() - t0) * 1000
         relay = SSERelay(
-            strip_usage_chunk=not client_usage, strip_null_usage=backend.kind == "openai" and not client_usage
+            strip_usage_chunk=not client_usage,
+            strip_null_usage=backend.kind == "openai" and not client_usage,
+            # The prompt text is on the row only when database.store_text is on.
+            transcript=Transcript() if row.prompt_text is not None else None,
         )
 
         async def events() -> AsyncIterator[bytes]:
@@ -326,6 +335,8 @@ class Forwarder:
     def _settle(self, relay: SSERelay, row: UsageRow, t0: float) -> None:
         if relay.errored and row.error_type is None:
             row.error_type = "stream_error"
+        if relay.transcript is not None:
+            row.completion_text = relay.transcript.text()
         if relay.usage is not None:
             usage_into_row(relay.usage, row)
         else:

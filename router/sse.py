@@ -8,6 +8,9 @@ that the client sees what it would have seen had it asked the upstream itself:
   on the client's behalf is dropped when the client did not ask for it;
 * OpenAI's ``"usage":null`` on every chunk, present only because of that
   same request, is removed again.
+
+With a :class:`~router.transcript.Transcript` (``database.store_text`` on), every event is
+parsed to collect the answer's text; without one, only events that mention usage are.
 """
 
 from __future__ import annotations
@@ -15,15 +18,19 @@ from __future__ import annotations
 import orjson
 
 from router.errors import sse_error_event
+from router.transcript import Transcript
 
 _DONE = b"data: [DONE]"
 _ERROR = b'data: {"error"'
 
 
 class SSERelay:
-    def __init__(self, *, strip_usage_chunk: bool, strip_null_usage: bool = False) -> None:
+    def __init__(
+        self, *, strip_usage_chunk: bool, strip_null_usage: bool = False, transcript: Transcript | None = None
+    ) -> None:
         self.strip_usage_chunk = strip_usage_chunk
         self.strip_null_usage = strip_null_usage
+        self.transcript = transcript
         self.usage: dict | None = None
         self.done = False  # saw data: [DONE]
         self.errored = False  # an error event went to the client
@@ -39,7 +46,12 @@ class SSERelay:
             return b""
         complete, self._pending = buf[: last + 2], buf[last + 2 :]
         # Fast path: nothing in these events needs a closer look.
-        if b'"usage"' not in complete and _DONE not in complete and _ERROR not in complete:
+        if (
+            self.transcript is None
+            and b'"usage"' not in complete
+            and _DONE not in complete
+            and _ERROR not in complete
+        ):
             self.events += complete.count(b"\n\n")
             return complete
         return b"".join(self._inspect(event) for event in _events(complete))
@@ -68,19 +80,21 @@ class SSERelay:
             self.errored = True
             return event
         self.events += 1
-        if b'"usage":' in event:
-            event = self._usage(event)
+        if self.transcript is not None or b'"usage":' in event:
+            event = self._parse(event)
         return event
 
-    def _usage(self, event: bytes) -> bytes:
+    def _parse(self, event: bytes) -> bytes:
         if self.strip_null_usage:
             event = event.replace(b',"usage":null', b"")
-            if b'"usage":' not in event:
+            if b'"usage":' not in event and self.transcript is None:
                 return event
         try:
             chunk = orjson.loads(event[5:])
         except orjson.JSONDecodeError:
             return event
+        if self.transcript is not None:
+            self.transcript.add_chunk(chunk)
         usage = chunk.get("usage") if isinstance(chunk, dict) else None
         if isinstance(usage, dict):
             self.usage = usage

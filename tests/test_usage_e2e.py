@@ -203,3 +203,53 @@ def _healthy(port: int) -> bool:
         return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_store_text_keeps_the_answer_as_the_client_saw_it(db_url, tmp_path, local_fake, cloud_fake):
+    """With database.store_text on, each row holds the prompt and the answer, streamed or not,
+    tool calls included; the stored answer is what the client assembled."""
+    db.upgrade(db_url)
+    recorder = UsageRecorder(
+        DatabaseConfig(
+            url=db_url, spool_path=str(tmp_path / "spool.jsonl"), flush_interval_s=0.05, store_text=True
+        ),
+        retry_s=0.1,
+    )
+    config = make_config(local_fake.url, cloud_fake.url, database={"enabled": False, "store_text": True})
+    server = ProxyServer(config, recorder=recorder)
+    seen: dict[str, str] = {}  # request id → the answer as the client assembled it
+    try:
+        c = openai.OpenAI(base_url=server.base_url, api_key="x")
+        for model in ("local", "cloud"):
+            raw = c.chat.completions.with_raw_response.create(model=model, messages=USER)
+            seen[raw.headers["x-request-id"]] = raw.parse().choices[0].message.content
+            raw = c.chat.completions.with_raw_response.create(model=model, messages=USER, stream=True)
+            seen[raw.headers["x-request-id"]] = "".join(
+                ch.choices[0].delta.content or "" for ch in raw.parse()
+            )
+            for stream in (False, True):
+                raw = c.chat.completions.with_raw_response.create(
+                    model=model, messages=USER, tools=TOOLS, stream=stream
+                )
+                if stream:
+                    name, args = "", ""
+                    for ch in raw.parse():
+                        for call in ch.choices[0].delta.tool_calls or [] if ch.choices else []:
+                            name += call.function.name or "" if call.function else ""
+                            args += call.function.arguments or "" if call.function else ""
+                else:
+                    call = raw.parse().choices[0].message.tool_calls[0]
+                    name, args = call.function.name, call.function.arguments
+                seen[raw.headers["x-request-id"]] = f"tool_call: {name}({args})"
+        raw = c.completions.with_raw_response.create(model="local", prompt="def f(x):", stream=True)
+        seen[raw.headers["x-request-id"]] = "".join(ch.choices[0].text for ch in raw.parse())
+    finally:
+        server.stop()
+    stored = rows(db_url)
+    assert len(stored) == len(seen) == 9
+    for request_id, answer in seen.items():
+        assert answer and stored[request_id]["completion_text"] == answer
+        assert ("add type hints" in stored[request_id]["prompt_text"]) != (
+            "def f(x):" in stored[request_id]["prompt_text"]
+        )
+    assert 'tool_call: shell({"cmd": "ls -la"})' in {r["completion_text"] for r in stored.values()}
