@@ -24,13 +24,29 @@ log = logging.getLogger("offload.backends")
 
 CLOSED, HALF_OPEN, OPEN = "closed", "half_open", "open"
 BREAKER_CODES = {CLOSED: 0, HALF_OPEN: 1, OPEN: 2}
+REQUESTS, PROBE = "requests", "probe"  # what opened a breaker
 
 
 class Breaker:
-    """closed → open after N consecutive failures → half-open trial → closed.
+    """One endpoint's circuit breaker: closed → open → half-open trial → closed.
 
-    While open, requests skip the endpoint without trying it. After ``open_s``
-    one trial request (or a passing health probe) decides.
+    Two signals feed it, and they are not worth the same:
+
+    * **Real requests** (:meth:`success`, :meth:`failure`): ``threshold``
+      consecutive failures (connect errors, resets, 5xx, 408, timeouts) open it.
+      Only a real request closes a breaker that requests opened: after
+      ``open_s`` the next request to the endpoint is its one half-open trial;
+      success closes the breaker, failure opens it for another ``open_s``.
+    * **The health probe** (:meth:`trip`, :meth:`probe_passed`): a failing probe
+      opens it at once (the box is down). A passing probe closes a breaker that
+      a failing probe opened (the box is back) and, while closed, clears the
+      count of failed requests. It never closes a breaker that requests opened:
+      vLLM's ``/health`` can pass while every completion fails, and closing on
+      it would send a burst of doomed requests after every probe.
+
+    ``opened_by`` says which signal holds it open (``"requests"`` or
+    ``"probe"``; the latest one wins, so a box that went down and came back is
+    judged by its probe). While open, requests skip the endpoint untried.
     """
 
     def __init__(self, threshold: int, open_s: float) -> None:
@@ -39,9 +55,11 @@ class Breaker:
         self.state = CLOSED
         self.failures = 0
         self.opened_at = 0.0
+        self.opened_by: str | None = None  # REQUESTS or PROBE while not closed
         self._trial_out = False
 
     def allow(self) -> bool:
+        """May a request go to a breaker that is not closed? Yes once per trial."""
         if self.state == CLOSED:
             return True
         if self.state == OPEN and time.monotonic() - self.opened_at >= self.open_s:
@@ -53,22 +71,47 @@ class Breaker:
         return False
 
     def success(self) -> None:
-        self.state = CLOSED
-        self.failures = 0
-        self._trial_out = False
+        """A real request succeeded: closed, whatever opened it."""
+        self._close()
 
     def failure(self) -> None:
+        """A real request failed."""
+        if self.state == OPEN:
+            return  # a request from before it opened, answering late: nothing new
         self.failures += 1
         if self.state == HALF_OPEN or self.failures >= self.threshold:
-            self.state = OPEN
-            self.opened_at = time.monotonic()
+            self._open(REQUESTS)
+
+    def release(self) -> None:
+        """A request on the endpoint ended. A trial that ended without a verdict
+        (the client went away first) goes to the next request."""
+        if self.state == HALF_OPEN:
             self._trial_out = False
 
     def trip(self) -> None:
         """Open at once: a health probe saw the server down."""
         self.failures = max(self.failures, self.threshold)
+        self._open(PROBE)
+
+    def probe_passed(self) -> None:
+        """A health probe passed: close only what a failing probe opened."""
+        if self.state == CLOSED:
+            self.failures = 0
+        elif self.opened_by == PROBE:
+            self._close()
+        # Opened by requests: a passing /health says nothing about requests, so
+        # the breaker waits for its half-open trial.
+
+    def _open(self, by: str) -> None:
         self.state = OPEN
+        self.opened_by = by
         self.opened_at = time.monotonic()
+        self._trial_out = False
+
+    def _close(self) -> None:
+        self.state = CLOSED
+        self.opened_by = None
+        self.failures = 0
         self._trial_out = False
 
 
@@ -78,7 +121,7 @@ class Endpoint:
     breaker: Breaker
     session: aiohttp.ClientSession | None = None
     in_flight: int = 0
-    up: bool = True  # last health probe (or passive signal) said so
+    up: bool = True  # takes traffic: its breaker is closed (kept in step by Backend.update)
     waiting: float = 0.0  # vllm:num_requests_waiting, from /metrics
     running: float = 0.0  # vllm:num_requests_running: shown in /readyz next to our own in_flight
     kv_cache_usage: float = 0.0
@@ -123,7 +166,7 @@ class Backend:
 
     @property
     def up(self) -> bool:
-        return self.unconfigured is None and any(e.up and e.breaker.state != OPEN for e in self.endpoints)
+        return self.unconfigured is None and any(e.up and e.breaker.state == CLOSED for e in self.endpoints)
 
     def _has_room(self, endpoint: Endpoint) -> bool:
         limit = self.config.max_concurrency
@@ -132,13 +175,19 @@ class Backend:
         return endpoint.in_flight < limit and endpoint.waiting <= 0
 
     def _pick(self) -> Endpoint:
-        """The healthy endpoint with the fewest in-flight requests, or Unavailable."""
+        """A half-open trial that is due, else the healthy endpoint with the fewest
+        in-flight requests, else Unavailable."""
+        limit = self.config.max_concurrency
+        for e in self.endpoints:
+            # An open breaker past its wait takes the next request as its one
+            # trial, also next to healthy endpoints: nothing else closes a breaker
+            # that requests opened. (vLLM's queue gauge is not read while an
+            # endpoint is down, so only the in-flight limit applies here.)
+            if e.breaker.state != CLOSED and (limit is None or e.in_flight < limit) and e.breaker.allow():
+                return e
         healthy = [e for e in self.endpoints if e.up and e.breaker.state == CLOSED]
         if not healthy:
-            # An open breaker past its wait gets one half-open trial request.
-            healthy = [e for e in self.endpoints if e.breaker.state != CLOSED and e.breaker.allow()]
-            if not healthy:
-                raise Unavailable("backend_down", f"backend {self.name!r} is down")
+            raise Unavailable("backend_down", f"backend {self.name!r} is down")
         with_room = [e for e in healthy if self._has_room(e)]
         if not with_room:
             raise Unavailable("capacity", f"backend {self.name!r} is at capacity")
@@ -169,17 +218,41 @@ class Backend:
 
     def release(self, endpoint: Endpoint) -> None:
         endpoint.in_flight -= 1
+        endpoint.breaker.release()
         self._slot_freed.set()
 
     def report(self, endpoint: Endpoint, ok: bool) -> None:
         """Passive health from real traffic: connect errors, 5xx and timeouts count."""
+        breaker = endpoint.breaker
+        trial = breaker.state == HALF_OPEN
         if ok:
-            endpoint.breaker.success()
-            endpoint.up = True
+            breaker.success()
         else:
-            endpoint.breaker.failure()
-            if endpoint.breaker.state == OPEN:
-                endpoint.up = False
+            breaker.failure()
+            if trial:
+                log.debug("backend %s endpoint %s: trial request failed", self.name, endpoint.url)
+        self.update(endpoint, "a trial request succeeded" if trial else "a request succeeded")
+
+    def update(self, endpoint: Endpoint, why_up: str) -> None:
+        """Keep ``endpoint.up`` in step with its breaker; log each change once."""
+        breaker = endpoint.breaker
+        up = breaker.state == CLOSED
+        if up == endpoint.up:
+            return
+        endpoint.up = up
+        if up:
+            log.warning("backend %s endpoint %s is up: %s", self.name, endpoint.url, why_up)
+        elif breaker.opened_by == PROBE:
+            log.warning("backend %s endpoint %s is down: health probe failed", self.name, endpoint.url)
+        else:
+            log.warning(
+                "backend %s endpoint %s is down: %d requests in a row failed; a passing health "
+                "probe will not close its breaker, one trial request every %gs decides",
+                self.name,
+                endpoint.url,
+                breaker.failures,
+                breaker.open_s,
+            )
 
     def state(self) -> dict[str, object]:
         return {
@@ -196,6 +269,7 @@ class Backend:
                     "url": e.url,
                     "up": e.up,
                     "breaker": e.breaker.state,
+                    "breaker_opened_by": e.breaker.opened_by,
                     "in_flight": e.in_flight,
                     "running": e.running,
                     "waiting": e.waiting,
@@ -281,15 +355,11 @@ class Pool:
                 await resp.read()
         except (aiohttp.ClientError, TimeoutError, OSError):
             ok = False
-        was_up = endpoint.up and endpoint.breaker.state != OPEN
         if ok:
-            endpoint.breaker.success()
-            endpoint.up = True
+            endpoint.breaker.probe_passed()  # closes only a breaker that a failing probe opened
         else:
             endpoint.breaker.trip()
-            endpoint.up = False
-        if ok != was_up:
-            log.warning("backend %s endpoint %s is %s", backend.name, endpoint.url, "up" if ok else "down")
+        backend.update(endpoint, "health probe passed")
         return ok
 
     async def _load_loop(self, backend: Backend) -> None:

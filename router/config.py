@@ -156,7 +156,7 @@ class HealthConfig(_Strict):
     cloud_interval_s: float = Field(60.0, gt=0)
     probe_cloud: bool = False  # cloud: passive detection only unless turned on
     failure_threshold: int = Field(3, gt=0)
-    open_s: float = Field(10.0, gt=0)  # breaker stays open this long before a half-open probe
+    open_s: float = Field(10.0, gt=0)  # breaker stays open this long before one half-open trial request
     probe_timeout_s: float = Field(2.0, gt=0)
 
 

@@ -182,15 +182,18 @@ def test_traffic_returns_within_a_probe_interval(local_process, cloud_fake):
 def test_server_errors_and_admission_503_fall_back(local_fake, cloud_fake):
     server = ProxyServer(make_config(local_fake.url, cloud_fake.url))
     try:
+        breaker = server.router.pool["local"].endpoints[0].breaker
         for status in (500, 503, 408):
-            # Each failure counts towards the breaker; the next probe closes it again.
-            assert wait_until(lambda: server.router.pool["local"].up)
+            # One failed request at a time: a passing probe clears the count before
+            # the next, so the breaker never opens (failing requests in a row would
+            # open it, and then only a successful request closes it again).
+            assert wait_until(lambda: breaker.failures == 0) and server.router.pool["local"].up
             fake_config(local_fake, fail_status=status, fail_count=1)
             response = server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})
             assert response.status_code == 200 and served_by(response) == "cloud"
             assert server.router.recorder.rows[-1].fallback_reason == f"http_{status}"
         # A client error is the client's: no fallback, the upstream's answer.
-        assert wait_until(lambda: server.router.pool["local"].up)
+        assert wait_until(lambda: breaker.failures == 0) and server.router.pool["local"].up
         fake_config(local_fake, fail_status=400, fail_count=1)
         response = server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})
         assert response.status_code == 400 and served_by(response) == "local"
