@@ -116,6 +116,10 @@ def create_app(
     )
     app.state.router = state
 
+    # Until new_row, any check may refuse the request by raising ProxyError; where
+    # that becomes the response (ProxyApp, or the FastAPI handler) it is counted
+    # in offload_rejected_requests_total. From new_row on, Router.finish counts it
+    # in offload_requests_total, also when no backend could answer (route "none").
     async def generate(request: Request, endpoint: str) -> Response:
         t0 = time.perf_counter()
         caller = state.admit(request)
@@ -206,13 +210,13 @@ def create_app(
         backends = {name: b.state() for name, b in state.pool.backends.items()}
         return _json({"backends": backends, "config": redacted_config(config)})
 
-    _install_error_handlers(app)
+    _install_error_handlers(app, state.metrics)
     hot = {
         "/v1/chat/completions": chat_completions,
         "/v1/completions": completions,
         "/v1/embeddings": embeddings,
     }
-    return ProxyApp(app, hot)
+    return ProxyApp(app, hot, state.metrics)
 
 
 class ProxyApp:
@@ -221,10 +225,13 @@ class ProxyApp:
     (bench/README.md). The OpenAPI document still describes them.
     """
 
-    def __init__(self, app: FastAPI, hot: dict[str, Callable[[Request], Awaitable[Response]]]) -> None:
+    def __init__(
+        self, app: FastAPI, hot: dict[str, Callable[[Request], Awaitable[Response]]], metrics: Metrics
+    ) -> None:
         self.app = app
         self.state = app.state
         self.hot = hot
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         handler = self.hot.get(scope["path"]) if scope["type"] == "http" else None
@@ -235,6 +242,7 @@ class ProxyApp:
         try:
             response = await handler(request)
         except ProxyError as exc:
+            self.metrics.rejected(exc)  # refused before forwarding (auth, limits, intake)
             response = exc.response()
         except Exception as exc:
             response = _internal_error(request, exc)
@@ -333,9 +341,10 @@ async def _unless_disconnected(
     return await until_disconnect(request.receive, work, disconnected)
 
 
-def _install_error_handlers(app: FastAPI) -> None:
+def _install_error_handlers(app: FastAPI, metrics: Metrics) -> None:
     @app.exception_handler(ProxyError)
     async def proxy_error(request: Request, exc: ProxyError) -> Response:
+        metrics.rejected(exc)  # e.g. 401 on /v1/models, 403 on /offload/state, 400 on /offload/route
         return exc.response()
 
     @app.exception_handler(StarletteHTTPException)

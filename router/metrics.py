@@ -19,6 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from router.backends import BREAKER_CODES
+from router.errors import ProxyError
 
 if TYPE_CHECKING:
     from router.accounting import UsageRecorder, UsageRow
@@ -37,11 +38,42 @@ FALLBACK_REASONS = (
     "timeout", "first_byte_timeout", "empty_stream", "http_408", "http_500", "http_502", "http_503", "http_504",
 )  # fmt: skip
 
+# Every reason the proxy itself refuses a request, before any backend sees it
+# (created at zero for the same reason). Fixed names only: never a key, a key's
+# name or anything the client sent.
+REJECT_REASONS = (
+    "rate_limited_requests", "rate_limited_tokens", "unauthorized", "forbidden",
+    "too_large", "body_timeout", "invalid_request", "not_found",
+)  # fmt: skip
+# By the status of the ProxyError the proxy answered with; 429 is split by the
+# budget that ran out (the error's ``param``: see router/limits.py).
+_REJECT_BY_STATUS = {
+    400: "invalid_request",  # malformed JSON or Content-Length, bad fields or messages, unknown route header
+    401: "unauthorized",  # missing or unknown client key
+    403: "forbidden",  # key not allowed this route, or not an admin key
+    404: "not_found",  # /v1/embeddings with no backend serving embeddings
+    408: "body_timeout",  # body not received within server.body_read_timeout_s
+    413: "too_large",  # body over server.max_body_bytes
+}
+_REJECT_429 = {"requests": "rate_limited_requests", "tokens": "rate_limited_tokens"}
+
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 _DECISION_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2)
 
 
 class Metrics:
+    """Two counters between them count every request exactly once:
+
+    - ``offload_requests_total`` (:meth:`observe`): every request that got as
+      far as a routing decision and a usage row, whether a backend served it
+      or not (``route="none"``: no backend could answer, or the client left
+      before one did). The monthly report counts the same rows.
+    - ``offload_rejected_requests_total`` (:meth:`rejected`): every request
+      the proxy refused itself before that point (auth, rate limits, intake
+      checks). Those raise ProxyError before a usage row exists, so they never
+      reach :meth:`observe`.
+    """
+
     def __init__(self, pool: Pool, recorder: UsageRecorder) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
@@ -77,6 +109,13 @@ class Metrics:
         self.decision = Histogram(
             "offload_decision_seconds", "Time to decide a route.", buckets=_DECISION_BUCKETS, registry=r
         )
+        rejections = Counter(
+            "offload_rejected_requests",
+            "Requests the proxy refused itself before forwarding (auth, rate limits, intake), by reason.",
+            ["reason"],
+            registry=r,
+        )
+        self._rejected = {reason: rejections.labels(reason) for reason in REJECT_REASONS}
         r.register(_LiveState(pool, recorder))
         self._create_series(pool)
 
@@ -111,6 +150,20 @@ class Metrics:
 
     def fallback(self, from_backend: str, to_backend: str, reason: str) -> None:
         self.fallbacks.labels(from_backend, to_backend, reason).inc()
+
+    def rejected(self, error: ProxyError) -> None:
+        """Count a request the proxy refused with ``error`` (called where a raised
+        ProxyError becomes the response: once per request, never on the happy path).
+
+        A 499 (the client left while sending its body) was not refused, and a
+        5xx is the proxy's or the backends' failure: neither is counted here.
+        """
+        if error.status == 429:
+            reason = _REJECT_429.get(error.param or "", "rate_limited_requests")
+        else:
+            reason = _REJECT_BY_STATUS.get(error.status)
+        if reason is not None:
+            self._rejected[reason].inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

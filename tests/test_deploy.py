@@ -36,6 +36,7 @@ PROXY_METRICS = {
     "offload_accounting_queue_depth",
     "offload_accounting_rows_spooled_total",
     "offload_accounting_rows_written_total",
+    "offload_rejected_requests_total",
 }
 VLLM_METRICS = {"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"}
 _METRIC = re.compile(r"\b(offload_[a-z_]+|vllm:[a-z_]+)")
@@ -269,9 +270,10 @@ def test_dashboard_json() -> None:
     assert used <= PROXY_METRICS | VLLM_METRICS, used - PROXY_METRICS - VLLM_METRICS
     assert used >= PROXY_METRICS, PROXY_METRICS - used
     text = DASHBOARD.read_text()
+    # Answered requests only (served, 2xx), as the monthly report counts them.
     ratio = (
-        'sum(rate(offload_requests_total{route="local"}[$__rate_interval])) '
-        "/ sum(rate(offload_requests_total[$__rate_interval]))"
+        'sum(rate(offload_requests_total{route="local", status_class="2xx"}[$__rate_interval])) '
+        '/ sum(rate(offload_requests_total{route!="none", status_class="2xx"}[$__rate_interval]))'
     )
     assert ratio in {t["expr"] for p in panels for t in p["targets"]}
     assert not re.search(r'"uid":\s*"(?!\$\{datasource\}|offload-router")', text)

@@ -7,21 +7,28 @@ with what the traffic must have produced.
 
 from __future__ import annotations
 
+import socket
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import openai
 import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from router.metrics import REJECT_REASONS
 from tests.conftest import CLOUD_KEY, fake_config
 from tests.fakeupstream import RunningFake, start_in_thread
 from tests.harness import ProxyServer, make_config, wait_until
 
 CLIENT_KEY = "sk-offload-client-abcdef0123456789"
+RPM_KEY = "sk-offload-rpm-abcdef0123456789"
+TPM_KEY = "sk-offload-tpm-abcdef0123456789"
+CLOUD_ONLY_KEY = "sk-offload-cloud-only-abcdef0123"
+ADMIN_KEY = "sk-offload-admin-abcdef0123456789"
 USER = "alice@example.com"
 # Every label name the proxy may use; anything else would be a new dimension to review.
 KNOWN_LABELS = {
@@ -140,6 +147,8 @@ def test_common_series_exist_at_zero_before_any_traffic(proxy: ProxyServer) -> N
     assert fallbacks[("local", "cloud", "backend_down")] == 0
     requests = {s.labels["route"] for s in samples if s.name == "offload_requests_total"}
     assert requests == {"local", "cloud"}
+    rejected = {s.labels["reason"]: s.value for s in samples if s.name == "offload_rejected_requests_total"}
+    assert rejected == dict.fromkeys(REJECT_REASONS, 0)
 
 
 def test_requests_and_tokens_match_the_traffic(proxy: ProxyServer) -> None:
@@ -256,5 +265,154 @@ def test_labels_never_carry_ids_keys_or_users(local_fake: RunningFake, cloud_fak
                 assert not any(bad in value for bad in forbidden), s
                 # Label values come from small fixed sets: short identifiers only.
                 assert len(value) <= 32 and " " not in value, s
+    finally:
+        proxy.stop()
+
+
+# ------------------------------------------------------------------ rejected requests
+
+
+def rejected(samples: list[Sample]) -> dict[str, float]:
+    """offload_rejected_requests_total by reason, zeros included (every reason exists from the start)."""
+    return {s.labels["reason"]: s.value for s in samples if s.name == "offload_rejected_requests_total"}
+
+
+def stalled_body(port: int) -> int:
+    """Send headers and part of a body, then nothing: the status the proxy answers with."""
+    body = orjson.dumps({"model": "local", "messages": [{"role": "user", "content": "fix this test"}]})
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {CLIENT_KEY}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head + body[:10])
+        status_line = sock.makefile("rb").readline()
+    return int(status_line.split()[1])
+
+
+@pytest.fixture
+def guarded(local_fake: RunningFake, cloud_fake: RunningFake) -> Iterator[ProxyServer]:
+    """A proxy with keys, per-key limits, a route-restricted key and small intake limits."""
+    config = make_config(
+        local_fake.url,
+        cloud_fake.url,
+        auth={
+            "keys": [
+                {"name": "ci-bot", "key": CLIENT_KEY},
+                {"name": "rpm-bot", "key": RPM_KEY, "requests_per_minute": 1},
+                {"name": "tpm-bot", "key": TPM_KEY, "tokens_per_minute": 1},
+                {"name": "cloud-only", "key": CLOUD_ONLY_KEY, "routes": ["cloud"]},
+            ],
+            "admin_keys": [{"name": "ops", "key": ADMIN_KEY}],
+        },
+        server={"max_body_bytes": 4096, "body_read_timeout_s": 0.5},
+    )
+    server = ProxyServer(config)
+    yield server
+    server.stop()
+
+
+def test_rejected_requests_are_counted_once_by_reason(guarded: ProxyServer) -> None:
+    """Every way the proxy refuses a request before forwarding, counted exactly once under a
+    fixed reason, and never also in offload_requests_total (those requests have no usage row)."""
+    proxy = guarded
+
+    def client(key: str) -> openai.OpenAI:
+        # No retries: the SDK would retry a 429 or 408 by itself and count twice.
+        return openai.OpenAI(base_url=proxy.base_url, api_key=key, max_retries=0)
+
+    def ask(key: str, model: str = "local", content: str = "fix this test", **extra: Any) -> Any:
+        messages = [{"role": "user", "content": content}]
+        return client(key).chat.completions.create(model=model, messages=messages, **extra)
+
+    good = client(CLIENT_KEY)
+    assert rejected(scrape(proxy)) == dict.fromkeys(REJECT_REASONS, 0)
+
+    # unauthorized: a wrong key (forwarding endpoint and /v1/models), no Authorization header at all
+    with pytest.raises(openai.AuthenticationError):
+        ask("sk-not-a-key")
+    with pytest.raises(openai.AuthenticationError):
+        client("sk-not-a-key").models.list()
+    assert proxy.post("/v1/chat/completions", json={"model": "local"}).status_code == 401
+
+    # rate limits: one request per minute, one token per minute (the first request spends it)
+    assert ask(RPM_KEY).choices[0].message.content
+    with pytest.raises(openai.RateLimitError) as limited:
+        ask(RPM_KEY)
+    assert limited.value.body["param"] == "requests"
+    assert ask(TPM_KEY).choices[0].message.content
+    with pytest.raises(openai.RateLimitError) as limited:
+        ask(TPM_KEY, stream=True)
+    assert limited.value.body["param"] == "tokens"
+
+    # forbidden: a route the key may not use; an admin endpoint with a client key
+    with pytest.raises(openai.PermissionDeniedError):
+        ask(CLOUD_ONLY_KEY, model="local")
+    auth = {"Authorization": f"Bearer {CLIENT_KEY}"}
+    assert proxy.get("/offload/state", headers=auth).status_code == 403
+
+    # too_large, body_timeout: server.max_body_bytes 4096, body_read_timeout_s 0.5
+    with pytest.raises(openai.APIStatusError) as too_large:
+        ask(CLIENT_KEY, content="x" * 5000)
+    assert too_large.value.status_code == 413
+    assert stalled_body(proxy.port) == 408
+
+    # invalid_request: not JSON, no messages, an unknown route header
+    bad_json = proxy.post("/v1/chat/completions", content=b'{"model": "local",', headers=auth)
+    assert bad_json.status_code == 400
+    with pytest.raises(openai.BadRequestError):
+        good.chat.completions.create(model="local", messages=[])
+    with pytest.raises(openai.BadRequestError):
+        ask(CLIENT_KEY, extra_headers={"x-offload-route": "elsewhere"})
+
+    samples = scrape(proxy)
+    assert rejected(samples) == {
+        **dict.fromkeys(REJECT_REASONS, 0),
+        "unauthorized": 3,
+        "rate_limited_requests": 1,
+        "rate_limited_tokens": 1,
+        "forbidden": 2,
+        "too_large": 1,
+        "body_timeout": 1,
+        "invalid_request": 3,
+    }
+    # Only the two first rate-limited requests were served; no rejection is also a request here.
+    keys = ("route", "status_class")
+    assert series(samples, "offload_requests_total", keys) == {("local", "2xx"): 2}
+
+    # The proxy keeps serving, streams included, and counts them as requests, not rejections.
+    assert good.chat.completions.create(model="local", messages=[{"role": "user", "content": "hi"}])
+    stream = good.chat.completions.create(
+        model="cloud", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    assert [chunk for chunk in stream]
+    assert [m.id for m in good.models.list()]
+    after = scrape(proxy)
+    assert rejected(after) == rejected(samples)
+    assert wait_until(
+        lambda: (
+            series(scrape(proxy), "offload_requests_total", keys)
+            == {("local", "2xx"): 3, ("cloud", "2xx"): 1}
+        )
+    )
+
+
+def test_request_no_backend_served_is_a_request_not_a_rejection(
+    own_fakes: tuple[RunningFake, RunningFake],
+) -> None:
+    """A 5xx because every backend is down is counted once, in offload_requests_total{route="none"}."""
+    local, cloud = own_fakes
+    proxy = ProxyServer(make_config(local.url, cloud.url))
+    try:
+        local.stop()
+        cloud.stop()
+        response = chat(proxy, "local")
+        assert response.status_code in (502, 503)
+        assert response.headers["x-offload-route"] == "none"
+        samples = scrape(proxy)
+        keys = ("route", "backend", "status_class")
+        assert series(samples, "offload_requests_total", keys) == {("none", "none", "5xx"): 1}
+        assert rejected(samples) == dict.fromkeys(REJECT_REASONS, 0)
     finally:
         proxy.stop()

@@ -11,12 +11,16 @@ request in it:
 
 A. *warm-up*: the 3-local : 1-cloud mix, plus what only some panels need: a
    tool-loop turn (a second intent), fallbacks after local 503s, spills while
-   the local vLLM reports a waiting queue;
+   the local vLLM reports a waiting queue, and one of each unanswered request
+   (see ``unanswered``: no backend served it, an upstream error, a client that
+   gave up, two the proxy refused itself);
    then a pause of a few scrapes, so that Prometheus stores A's final counts;
-B. *ratio*: only units of 3 local + 1 cloud requests, then another pause.
-   Every sample taken in a pause sits on a unit boundary, so the counters
-   moved by exactly 3U local and U cloud between the first and the last
-   sample of a window that starts in the first pause and ends in the second;
+B. *ratio*: units of 3 local + 1 cloud requests and one more set of unanswered
+   requests, then another pause. Every sample taken in a pause sits on a unit
+   boundary, so the counters moved by exactly 3U local and U cloud answers
+   (plus the known unanswered ones) between the first and the last sample of
+   a window that starts in the first pause and ends in the second. The share
+   panels must still say 3:1: they count answered requests, as the report does;
 C. *live*: the same mix in a background thread until the module is done, so
    that every ``[1m]`` panel has fresh increases whenever it is queried.
 
@@ -42,6 +46,7 @@ import httpx
 import pytest
 
 from router.accounting import UsageRecorder
+from router.metrics import REJECT_REASONS
 from tests.conftest import CLOUD_KEY, fake_config
 from tests.fakeupstream import RunningFake, start_in_thread
 from tests.harness import ProxyServer, make_config, wait_until
@@ -54,7 +59,7 @@ from tests.prometheus_harness import (
     find_prometheus,
     substitute_grafana,
 )
-from tests.test_metrics import usage_of
+from tests.test_metrics import scrape, series, usage_of
 
 pytestmark = pytest.mark.prometheus
 
@@ -64,10 +69,18 @@ if find_prometheus() is None:
         allow_module_level=True,
     )
 
+# Answered requests only (served by a backend, 2xx), as the monthly report counts them.
 ROUTE_RATIO = (
+    'sum(rate(offload_requests_total{route="local", status_class="2xx"}[$__rate_interval])) '
+    '/ sum(rate(offload_requests_total{route!="none", status_class="2xx"}[$__rate_interval]))'
+)
+# What the panel said before: every request, also those no backend served or answered.
+ALL_REQUESTS_RATIO = (
     'sum(rate(offload_requests_total{route="local"}[$__rate_interval])) '
     "/ sum(rate(offload_requests_total[$__rate_interval]))"
 )
+CLIENT_KEY = "sk-offload-prom-abcdef0123456789"
+CHAT = "/v1/chat/completions"
 SCRAPE_S = 1.0
 PAUSE_S = 2.5  # > 2 scrape intervals: at least two samples are taken in every pause
 RATIO_PHASE_S = 6.0
@@ -91,7 +104,9 @@ class Traffic:
     """Sends requests through the proxy; returns the usage each answer reported."""
 
     def __init__(self, base_url: str) -> None:
-        self.client = httpx.Client(base_url=base_url, timeout=30)
+        self.client = httpx.Client(
+            base_url=base_url, timeout=30, headers={"Authorization": f"Bearer {CLIENT_KEY}"}
+        )
 
     def close(self) -> None:
         self.client.close()
@@ -99,7 +114,7 @@ class Traffic:
     def send(self, body: dict[str, Any], stream: bool = False) -> httpx.Response:
         if stream:
             body = {**body, "stream": True, "stream_options": {"include_usage": True}}
-        response = self.client.post("/v1/chat/completions", json=body)
+        response = self.client.post(CHAT, json=body)
         assert response.status_code == 200, response.text
         return response
 
@@ -137,15 +152,50 @@ class Traffic:
         self.send({"model": "auto", "messages": messages, "tools": TOOLS})
 
 
+def unanswered(traffic: Traffic, proxy: ProxyServer, local: RunningFake, cloud: RunningFake) -> None:
+    """One of each request that is not an answered one (the report leaves them all out of its shares):
+
+    - no backend served it: the cloud answers 503 and has no fallback (route "none", 5xx);
+    - a backend served an error: the local box answers 400, which never falls back (route "local", 4xx);
+    - the client gave up while the box was thinking (route "none", 499, prompt tokens estimated);
+    - refused by the proxy itself: no key (401), not JSON (400); these are only in
+      offload_rejected_requests_total.
+    """
+    fake_config(cloud, fail_status=503, fail_count=1)
+    response = traffic.client.post(CHAT, json=CLOUD_BODY)
+    assert (response.status_code, response.headers["x-offload-route"]) == (503, "none")
+
+    fake_config(local, fail_status=400, fail_count=1)
+    response = traffic.client.post(CHAT, json=LOCAL_BODY)
+    assert (response.status_code, response.headers["x-offload-route"]) == (400, "local")
+
+    def gave_up() -> float:
+        keys = ("route", "status_class")
+        return series(scrape(proxy), "offload_requests_total", keys).get(("none", "4xx"), 0)
+
+    before = gave_up()
+    fake_config(local, first_byte_delay=3)
+    with pytest.raises(httpx.ReadTimeout):
+        traffic.client.post(CHAT, json=LOCAL_BODY, timeout=0.3)
+    fake_config(local, first_byte_delay=0)
+    assert wait_until(lambda: gave_up() == before + 1, timeout=5)  # counted before the next pause
+
+    assert httpx.post(proxy.url + CHAT, json=LOCAL_BODY, timeout=10).status_code == 401
+    assert traffic.client.post(CHAT, content=b'{"model": "local",').status_code == 400
+
+
 def local_endpoint(proxy: ProxyServer) -> dict[str, Any]:
     return proxy.get("/readyz").json()["backends"]["local"]["endpoints"][0]
 
 
-def warm_up(traffic: Traffic, proxy: ProxyServer, local: RunningFake) -> None:
-    """Phase A: the mix, a second intent, fallbacks after 503s, spills while vLLM queues."""
+def warm_up(traffic: Traffic, proxy: ProxyServer, local: RunningFake, cloud: RunningFake) -> None:
+    """Phase A: the mix, a second intent, fallbacks after 503s, spills while vLLM queues,
+    and the unanswered requests (their series must exist before phase B, or rate() would
+    not see phase B's increments of them)."""
     for _ in range(8):
         traffic.unit()
     traffic.tool_turn()
+    unanswered(traffic, proxy, local, cloud)
 
     # One fallback, a scrape, another: rate() never sees a series' first value as an
     # increase (the series did not exist before), so a single burst would show no rate.
@@ -210,6 +260,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRun]:
             "flush_interval_s": 0.2,
         },
         routing__capacity={"metrics_interval_s": 0.2},  # notice vLLM's queue quickly
+        auth={"keys": [{"name": "agents", "key": CLIENT_KEY}]},  # so that a request can be refused
     )
     proxy = ProxyServer(config, recorder=UsageRecorder(config.database))
     prom = PrometheusServer(
@@ -226,7 +277,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRun]:
         prom.start()
         prom.wait_for_targets(timeout=30)
 
-        warm_up(traffic, proxy, local)
+        warm_up(traffic, proxy, local, cloud)
         first_pause = time.time()
         time.sleep(PAUSE_S)
 
@@ -236,6 +287,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRun]:
         while time.time() < ratio_start + RATIO_PHASE_S:
             tokens += traffic.unit()
             units += 1
+            if units == 2:
+                unanswered(traffic, proxy, local, cloud)
             time.sleep(UNIT_GAP_S)
         ratio_end = time.time()
         time.sleep(PAUSE_S)
@@ -298,13 +351,25 @@ def test_dashboard_panel_returns_data(prom: PrometheusServer, item) -> None:
 
 
 def test_ratio_phase_was_clean(live: LiveRun) -> None:
-    """Between the pauses the counters moved by exactly the units sent: nothing else, no fallbacks."""
+    """Between the pauses the counters moved by exactly the units sent and one set of
+    unanswered requests: nothing else, no fallbacks."""
     prom, at, start = live.prom, live.ratio_at, live.ratio_start
+
+    def moved(expr: str) -> float:
+        return value_at(prom, expr, at) - value_at(prom, expr, start)
+
     for route, per_unit in (("local", 3), ("cloud", 1)):
-        expr = f'sum(offload_requests_total{{route="{route}"}})'
-        assert value_at(prom, expr, at) - value_at(prom, expr, start) == per_unit * live.units, route
-    fallbacks = "sum(offload_fallbacks_total)"
-    assert value_at(prom, fallbacks, at) == value_at(prom, fallbacks, start)
+        assert moved(f'sum(offload_requests_total{{route="{route}", status_class="2xx"}})') == (
+            per_unit * live.units
+        ), route
+    assert moved('sum(offload_requests_total{route="local", status_class="4xx"})') == 1  # the 400
+    assert moved('sum(offload_requests_total{route="cloud", status_class!="2xx"}) or vector(0)') == 0
+    assert moved('sum(offload_requests_total{route="none", status_class="5xx"})') == 1  # the 503
+    assert moved('sum(offload_requests_total{route="none", status_class="4xx"})') == 1  # gave up
+    assert moved("sum(offload_fallbacks_total)") == 0
+    for reason in REJECT_REASONS:
+        expected = 1 if reason in ("unauthorized", "invalid_request") else 0
+        assert moved(f'sum(offload_rejected_requests_total{{reason="{reason}"}})') == expected, reason
     assert live.units >= 10
 
 
@@ -314,6 +379,12 @@ def test_route_ratio_panel(live: LiveRun) -> None:
     # The panel's own expression, with a window holding phase B only.
     expr = substitute_grafana(ROUTE_RATIO, {"__rate_interval": live.ratio_window})
     assert value_at(live.prom, expr, live.ratio_at) == pytest.approx(0.75, abs=1e-9)
+    # Over every request, as the panel used to count, the same window says less: phase B's
+    # unanswered requests are in it (1 local 400; 2 with route "none"; refusals are not requests).
+    every = substitute_grafana(ALL_REQUESTS_RATIO, {"__rate_interval": live.ratio_window})
+    u = live.units
+    expected = (3 * u + 1) / (4 * u + 3)
+    assert value_at(live.prom, every, live.ratio_at) == pytest.approx(expected, abs=1e-9)
 
 
 def test_token_ratio_panels(live: LiveRun) -> None:
@@ -330,6 +401,21 @@ def test_token_ratio_panels(live: LiveRun) -> None:
     )
     assert value_at(live.prom, all_tokens, live.ratio_at) == pytest.approx(expected_all, abs=1e-9)
     assert value_at(live.prom, completion, live.ratio_at) == pytest.approx(expected_completion, abs=1e-9)
+    # The client that gave up left estimated prompt tokens on route "none": over all tokens,
+    # as the panel used to count, the share would come out lower.
+    window = live.ratio_window
+    every = f'sum(rate(offload_tokens_total{{route="local"}}[{window}])) / sum(rate(offload_tokens_total[{window}]))'
+    assert value_at(live.prom, every, live.ratio_at) < expected_all - 1e-6
+
+
+def test_rejected_requests_panel(live: LiveRun) -> None:
+    """Every reason is a series from the start; phase B's refusals show under theirs."""
+    exprs = dashboard_exprs(variables={"__rate_interval": live.ratio_window})
+    (panel,) = [e for e in exprs if e.source.startswith("dashboard: Rejected requests by reason")]
+    result = live.prom.query(panel.expr, at=live.ratio_at)
+    rates = {s["metric"]["reason"]: float(s["value"][1]) for s in result}
+    assert set(rates) == set(REJECT_REASONS)
+    assert {reason for reason, rate in rates.items() if rate > 0} == {"unauthorized", "invalid_request"}
 
 
 def test_alert_rules_load_and_evaluate(prom: PrometheusServer) -> None:
