@@ -1,10 +1,10 @@
-"""``offload eval FILE.jsonl [--weights PATH] [--loso]``: accuracy and confusion matrices.
+"""``offload eval FILE.jsonl [--weights PATH] [--loso] [--by-source]``: accuracy and confusion matrices.
 
 Without ``--loso`` the (packaged or given) weights are scored on FILE: per-intent accuracy,
-the 6x6 intent confusion matrix and the 2x2 local/cloud route matrix. With ``--loso`` FILE is
-treated as a training corpus: for each ``source`` a model is fitted on all other sources
-and scored on the held-out one (needs scikit-learn), so template families cannot vouch
-for themselves.
+the 6x6 intent confusion matrix and the 2x2 local/cloud route matrix, and with ``--by-source``
+one accuracy line per ``source``. With ``--loso`` FILE is treated as a training corpus: for
+each ``source`` a model is fitted on all other sources and scored on the held-out one (needs
+scikit-learn), so template families cannot vouch for themselves.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--C", type=float, default=DEFAULT_C)
     ap.add_argument("--min-df", type=int, default=DEFAULT_MIN_DF)
     ap.add_argument("--errors", type=int, default=0, help="print up to N misclassified ids")
+    ap.add_argument("--by-source", action="store_true", help="also print accuracy per source")
     args = ap.parse_args(argv)
     examples = load_jsonl(args.file)
     if args.loso:
@@ -104,6 +105,17 @@ def main(argv: list[str] | None = None) -> int:
     gold = [e.intent for e in examples]
     print(f"weights {model.version}; sources {dict(Counter(e.source for e in examples))}")
     print(report(args.file, gold, pred))
+    if args.by_source:
+        print()
+        for source in sorted({e.source for e in examples}):
+            idx = [i for i, e in enumerate(examples) if e.source == source]
+            g = [gold[i] for i in idx]
+            p = [pred[i] for i in idx]
+            r_acc = accuracy([route_of(x) for x in g], [route_of(x) for x in p])
+            print(
+                f"source {source:<16} n={len(g):5d}  intent acc={accuracy(g, p):.3f}  route acc={r_acc:.3f}"
+                f"  predicted {dict(Counter(p).most_common())}"
+            )
     if args.errors:
         wrong = [(e.id, e.intent, p) for e, p in zip(examples, pred, strict=True) if e.intent != p]
         for ex_id, g, p in wrong[: args.errors]:

@@ -362,9 +362,7 @@ def _mark_counts(encoded: bytes) -> dict[int, int]:
     return {ch: marked.count(ch) for ch in set(marked)}
 
 
-def _structural(
-    v: RequestView, user: str, lower: str, encoded: bytes, norm: str, uni: set[str]
-) -> list[str]:
+def _structural(v: RequestView, user: str, lower: str, encoded: bytes, norm: str, uni: set[str]) -> list[str]:
     """Shape features. Each check is gated on a token or punctuation already known to be
     present, so the common case costs set lookups rather than scans of the window."""
     s: list[str] = []
