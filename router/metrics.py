@@ -131,6 +131,12 @@ class Metrics:
                 if to is not backend:
                     for reason in FALLBACK_REASONS:
                         self.fallbacks.labels(backend.name, to.name, reason)
+        # Requests no backend answered: every backend down or failing (5xx), or the client
+        # left before an answer (499). The first one a process sees must show in rate() too.
+        for intent in intents:
+            for status_class in ("5xx", "4xx"):
+                for fallback in ("0", "1"):
+                    self.requests.labels("none", "none", intent, status_class, fallback)
 
     def observe(self, row: UsageRow) -> None:
         """Count one finished request (called once per request, after the response)."""

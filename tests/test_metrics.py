@@ -146,7 +146,13 @@ def test_common_series_exist_at_zero_before_any_traffic(proxy: ProxyServer) -> N
     assert fallbacks[("local", "cloud", "http_503")] == 0
     assert fallbacks[("local", "cloud", "backend_down")] == 0
     requests = {s.labels["route"] for s in samples if s.name == "offload_requests_total"}
-    assert requests == {"local", "cloud"}
+    assert requests == {"local", "cloud", "none"}  # "none": no backend answered (5xx, 499)
+    unanswered = {
+        (s.labels["intent"], s.labels["status_class"]): s.value
+        for s in samples
+        if s.name == "offload_requests_total" and s.labels["route"] == "none"
+    }
+    assert unanswered[("none", "5xx")] == unanswered[("coding", "4xx")] == 0
     rejected = {s.labels["reason"]: s.value for s in samples if s.name == "offload_rejected_requests_total"}
     assert rejected == dict.fromkeys(REJECT_REASONS, 0)
 
