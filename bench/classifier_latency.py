@@ -6,7 +6,8 @@ Prints p50/p99 (and min/p90) in microseconds per request size for ``IntentModel.
 for ``Policy.decide`` (every rule, then the classifier, with the packaged config), and the
 1 MB / 4 KB ratio. On a shared machine p99 mostly measures preemption by other processes; p90
 and min show the compute. The requests look like coding-agent traffic: a system prompt, a
-history, and a last user turn with pasted code.
+history, and a last user turn with pasted code; a third, the worst case for the CJK character
+bigrams of feature set f12, is 4,000 random Han characters.
 
 The machines these runs land on differ in speed by up to ~1.8x for the same code, so the
 script also times a fixed pure-Python reference workload in the same run and prints the
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import random
 import time
 from collections.abc import Callable
 from functools import partial
@@ -76,6 +78,14 @@ def reference_workload() -> object:
     return sorted(counts.items())
 
 
+def make_cjk_request(chars: int = 4000) -> dict[str, Any]:
+    """The worst case for CJK character bigrams: a last user turn of random, mostly distinct
+    Han characters (real text repeats far more bigrams)."""
+    rng = random.Random(1)
+    text = "".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(chars))
+    return {"model": "auto", "messages": [{"role": "user", "content": text}]}
+
+
 def measure(call: Callable[[], object], iterations: int) -> tuple[float, float, float, float]:
     """min, p50, p90, p99 in microseconds (GC disabled during timing: we measure our code, not a
     collection that some other allocation triggered)."""
@@ -109,8 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     _, ref50, _, _ = measure(reference_workload, args.iterations)
     print(f"reference workload (machine speed): p50 {ref50:.1f} us")
     results = {}
-    for label, size in (("4KB", 4096), ("1MB", 1 << 20)):
-        req = make_request(size)
+    for label, req in (
+        ("4KB", make_request(4096)),
+        ("1MB", make_request(1 << 20)),
+        ("CJK", make_cjk_request()),
+    ):
         body_size = len(orjson.dumps(req))
         for what, call in (
             ("predict", partial(model.predict, req)),

@@ -16,7 +16,8 @@ Design constraints, and why:
 * **Cheap features.** Word unigrams and word-boundary character n-grams (prefix and
   suffix 4-grams of long words, which absorb typos and German/French/Spanish inflection)
   are sets of plain strings, looked up directly in dicts at serving time: no hashing
-  in Python, no per-character Python loops. Structural signals use set lookups, ``in`` and
+  in Python, no per-character Python loops. Chinese, Japanese and Korean runs (no spaces
+  between words) add their character bigrams, built by ``map`` in C, from a shorter window. Structural signals use set lookups, ``in`` and
   ``bytes.translate``, and run the few regexes only when a cheap check says they can match.
 """
 
@@ -28,13 +29,13 @@ from bisect import bisect_right
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import chain
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Any
 
 from classifier.lexicon import LEXICONS
 
 # Bump when anything below changes the feature space; weights record it and the loader checks it.
-FEATURE_VERSION = "f11"
+FEATURE_VERSION = "f12"
 
 # Windows (characters). The last user turn decides; context only nudges.
 # 1 KB of the last user turn: every turn in the training corpus (max 747 chars) and holdout
@@ -46,6 +47,8 @@ SYSTEM_HEAD = 256
 PREV_TAIL = 256
 MAX_MESSAGES_SCANNED = 48
 MAX_PARTS = 16
+CJK_HEAD = 192  # of the user window, for character bigrams
+CJK_TAIL = 320
 MIN_SUBWORD_LEN = 6  # prefix/suffix 4-grams only for words at least this long
 _HEAD4 = itemgetter(slice(None, 4))
 _TAIL4 = itemgetter(slice(-4, None))
@@ -435,13 +438,32 @@ def _structural(v: RequestView, user: str, lower: str, encoded: bytes, norm: str
     return s
 
 
+# Chinese, Japanese and Korean are written without spaces, so a whitespace "token" of them is a
+# whole clause that never repeats. Their character bigrams stand in for words (f12). Only text
+# that is not pure ASCII pays for this: str.isascii() is O(1) in CPython.
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Character bigrams of the CJK runs in ``text`` (a lone character stands for itself).
+    Built with ``map(operator.add, run, run[1:])``, so the loop over characters runs in C."""
+    out: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(map(add, run, run[1:]))
+    return out
+
+
 def normalize(text: str) -> str:
     """Lower-case, punctuation to spaces, digits to 0 (see _BYTE_TABLE)."""
     return text.lower().encode("utf-8", "surrogatepass").translate(_BYTE_TABLE).decode("utf-8", "replace")
 
 
 def tokens(text: str) -> list[str]:
-    return normalize(text).split()
+    norm = normalize(text)
+    return norm.split() if norm.isascii() else norm.split() + cjk_bigrams(norm)
 
 
 _SYSTEM_CACHE: dict[str, frozenset[str]] = {}
@@ -477,6 +499,13 @@ def extract(request: Any) -> Features:
     norm = encoded.translate(_BYTE_TABLE).decode("utf-8", "replace")
     toks = norm.split()
     uni = set(toks)
+    n_words = len(toks)
+    if not norm.isascii():
+        # A CJK character says about what a short word says: half the window is plenty, and it
+        # keeps a page of distinct characters (~500 bigrams) inside the p99 budget.
+        bigrams = cjk_bigrams(_window(norm, CJK_HEAD, CJK_TAIL))
+        uni.update(bigrams)
+        n_words += len(bigrams) // 2  # a CJK word is about two characters
     long_words = [w for w in uni if len(w) >= MIN_SUBWORD_LEN]
     prefixes = set(map(_HEAD4, long_words))  # itemgetter: the slicing loop runs in C
     suffixes = set(map(_TAIL4, long_words))
@@ -484,7 +513,7 @@ def extract(request: Any) -> Features:
     struct = _structural(v, v.user, lower, encoded, norm, uni)
     if v.prev or v.prev_user:
         convo = set(tokens(v.prev + "\n" + v.prev_user))
-        _context_lexicons(convo, len(toks) <= 12, struct)
+        _context_lexicons(convo, n_words <= 12, struct)
         context = convo | context
     return Features(uni, prefixes, suffixes, context, struct)
 

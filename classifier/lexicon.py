@@ -1,4 +1,5 @@
-"""Small hand-written intent lexicons (English, German, French, Spanish).
+"""Small hand-written intent lexicons (English, German, French, Spanish; and, since f12, Chinese,
+Japanese, Russian and Brazilian Portuguese).
 
 Why: the training corpus is templated, so a word seen in only one template family would
 otherwise carry all its weight there. Counting hits of broad domain lexicons gives the model
@@ -67,3 +68,36 @@ LEXICONS: dict[str, frozenset[str]] = {
         status price quote stock convert currency ticket create update crm contact pull call fetch wetter termin
         erstelle buche sende bestellung réserve envoie rendez commande météo busca pedido reserva envía tiempo"""),
 }
+
+# Chinese, Japanese, Russian and Brazilian Portuguese (f12). CJK entries are two-character words
+# because CJK text is matched by its character bigrams (features.cjk_bigrams); katakana loan
+# words appear as a distinctive bigram of theirs (エラ for エラー, テス for テスト). Generic verbs
+# ("write": 写/書く/напиши/escreva) are left out: coding asks for writing as often as prose does.
+_MORE: dict[str, str] = {
+    "math": """积分 导数 微分 极限 级数 收敛 证明 定理 素数 质数 整除 概率 期望 方差 方程 多项式 矩阵 行列
+        向量 不等 对数 几何 面积 体积 半径 递推 归纳 骰子 硬币 组合 排列 求解 整数 積分 極限 証明 確率 期待 面積 体積
+        интеграл интеграла производная производную предел ряд докажи доказать доказательство теорема теорему
+        простое простых делится вероятность вероятности уравнение уравнения матрица матрицы многочлен
+        неравенство площадь вычисли найдите кубика кубики монеты integral derivada limite série prove provar
+        demonstre teorema primo primos divisível probabilidade equação equações matriz polinômio desigualdade
+        área calcule moeda moedas""",
+    "coding": """代码 报错 错误 异常 调试 重构 测试 单元 编译 接口 变量 类型 模块 依赖 部署 脚本 正则 修复 注释
+        仓库 提交 合并 分支 関数 例外 実装 修正 変数 エラ テス バグ デバ код функция функцию функции ошибка ошибку ошибки
+        исправь исправить баг тест тесты рефакторинг класс метод переменная компиляция репозиторий коммит
+        código função erro erros corrija corrigir teste testes refatore refatorar classe método variável
+        compilação repositório""",
+    "tools": """天气 预订 预约 订单 退款 邮件 发送 提醒 日历 会议 航班 汇率 天気 予約 注文 返金 送信 会議 為替 погода погоду
+        забронируй бронь заказ заказа возврат письмо отправь напомни встречу встреча календарь рейс previsão
+        reserve reserva pedido reembolso envie mande lembrete reunião agenda voo cotação""",
+    "instruction": """提取 格式 总结 摘要 翻译 分类 改写 润色 表格 标签 情感 要点 抽出 形式 要約 翻訳 分類 箇条 извлеки формат
+        формате кратко резюме переведи классифицируй перепиши таблицу extraia formato resuma resumo traduza
+        classifique reescreva tabela""",
+    "reasoning": """逻辑 推理 谜题 真话 假话 说谎 分析 权衡 利弊 原因 因果 假设 策略 决策 推断 論理 推論 正直 長所 短所 仮説 戦略
+        логика загадка головоломка лжец правду рассуждай рассуждение анализ проанализируй плюсы минусы
+        причины последствия гипотеза стратегия lógica enigma charada mentiroso verdade raciocine raciocínio
+        analise análise prós contras causas consequências hipótese estratégia""",
+    "writing": """文章 博客 散文 故事 小说 诗歌 演讲 新闻 文案 品牌 口号 营销 推广 剧本 记事 記事 物語 小説 演説 広告 宣伝 статью
+        статья блог пост эссе рассказ историю роман стихотворение речь релиз рекламный бренд слоган artigo
+        ensaio conto história romance poema discurso texto marca slogan""",
+}
+LEXICONS = {name: words | _words(_MORE[name]) for name, words in LEXICONS.items()}

@@ -7,7 +7,9 @@ Every example is one OpenAI request body plus its intent and a ``source``. A sou
 parts, typos) and owns a disjoint share of the phrasing templates of every intent (template
 ``i`` of an intent belongs to source ``i % len(SOURCES)``). Leave-one-source-out evaluation
 therefore tests unseen phrasings inside an unseen conversation style, not just re-shuffled
-slot fillers. ``holdout.jsonl`` is hand-written separately and never produced here.
+slot fillers. A quarter of the drawn templates are non-English (``MULTI``: German, French, Spanish,
+Simplified Chinese, Japanese, Russian, Brazilian Portuguese), under the same round-robin.
+``holdout.jsonl`` is hand-written separately and never produced here.
 """
 
 from __future__ import annotations
@@ -792,7 +794,9 @@ WRITING: list[Tpl] = [
     ),
 ]
 
-# Non-English phrasings; round-robin over sources like the rest.
+# Non-English phrasings, drawn for 25 % of examples (see sample_text); round-robin over sources
+# like the rest. German, French and Spanish here; Chinese, Japanese, Russian and Portuguese are
+# appended below.
 MULTI: dict[str, list[Tpl]] = {
     "coding": [
         lambda: f"Kannst du diesen Fehler beheben?\n{traceback()}",
@@ -880,6 +884,334 @@ MULTI: dict[str, list[Tpl]] = {
         ),
     ],
 }
+
+# ---------------------------------------------------------------------------- more languages
+# Simplified Chinese, Japanese, Russian and Brazilian Portuguese, 3 templates per language and
+# intent. _interleave() alternates the languages in a per-intent order, so that under the
+# i % len(SOURCES) round-robin every source owns two of these languages per intent and all four
+# across intents (the language order differs between intents).
+
+ZH_NAMES = ["王磊", "李娜", "张伟", "刘洋", "陈静", "老赵", "小周"]
+JA_NAMES = ["田中さん", "佐藤さん", "鈴木部長", "高橋さん", "山本さん", "中村課長"]
+ZH_CITIES = ["北京", "上海", "深圳", "杭州", "成都", "广州", "东京", "柏林"]
+ZH_PARAGRAPHS = [
+    "各位好：上周五董事会批准了成都分公司的预算，共计 380 万元，预计 2027 年第三季度开业，首批招聘 35 人。联系人：王磊（wanglei@kite-analytics.cn，电话 138 1234 5678）。",
+    "客户反馈：订单 #88213 的实木书桌延迟发货，已经超过承诺时间 12 天。客户要求全额退款，否则会投诉到平台。客服已经第二次跟进，目前还没有结果。",
+    "本周进展：支付服务已经迁移到 Postgres 16，搜索和报表两个服务还连着旧的只读副本，需要在周五（3 月 14 日）前改配置。另外下周二要做一次全链路压测。",
+]
+JA_PARAGRAPHS = [
+    "お疲れ様です。3月3日の取締役会で福岡オフィスの予算（2,400万円）が承認されました。開設は2027年第3四半期、初年度は40名体制の予定です。担当：佐藤 健（k.sato@lumenbank.co.jp／03-1234-5678）",
+    "お客様より：注文番号88213の商品が破損した状態で届いたとのことです。交換ではなく返金をご希望です。2月14日にも一度お問い合わせをいただいています。",
+    "昨日のリリース後、ログイン画面で500エラーが断続的に発生しています。Safariのみで、全ユーザーの約4%に影響。暫定対応として旧バージョンへ切り戻し済みです。",
+]
+RU_PARAGRAPHS = [
+    "Коллеги, добрый день! 3 марта совет директоров утвердил бюджет казанского офиса — 24 млн ₽. Открытие запланировано на III квартал 2027 года, штат 40 человек. Контакт: Ольга Смирнова, o.smirnova@nimbus.ru, +7 912 345-67-89.",
+    "Клиент пишет, что заказ № 88213 пришёл с разбитым экраном, и требует вернуть деньги. Это уже второе обращение, первое было 14 февраля, ответа он так и не получил.",
+    "Отток во втором квартале вырос до 4,1 % с 3,2 %, в основном среди годовых тарифов после повышения цен. Тикетов по счетам стало вдвое больше. Маркетинг предлагает скидку за лояльность.",
+]
+PT_PARAGRAPHS = [
+    "Pessoal, a diretoria aprovou ontem o orçamento de R$ 2,4 milhões para o escritório de Curitiba, que abre no 3º trimestre de 2027 com 40 pessoas. Contato: Mariana Costa (mariana.costa@verdeoutdoor.com.br, +55 41 99876-5432).",
+    "Oi, comprei a mesa de madeira (pedido 88213) e até agora nada. Já passou 20 dias do prazo e ninguém me responde. Quero o reembolso ou uma previsão real de entrega.",
+    "Resumo da semana: a migração para o Postgres 16 terminou, mas os serviços de cobrança e busca ainda apontam para a réplica antiga. Precisamos ajustar até sexta, dia 14.",
+]
+PT_REVIEWS = [
+    "Chegou antes do prazo, adorei!",
+    "Produto veio com defeito e ninguém responde.",
+    "É ok, nada demais.",
+    "Péssimo atendimento, nunca mais compro.",
+    "Vale cada centavo",
+    "A bateria dura umas 2 horas, decepcionado.",
+    "Entrega rápida, mas a embalagem veio amassada.",
+]
+
+
+def _interleave(order: str, **by_lang: list[Tpl]) -> list[Tpl]:
+    """Templates of several languages, alternating in ``order`` (e.g. ``"zh ja ru pt"``)."""
+    langs = order.split()
+    assert sorted(langs) == sorted(by_lang) and len({len(v) for v in by_lang.values()}) == 1
+    k = len(by_lang[langs[0]])
+    return [by_lang[lang][i] for i in range(k) for lang in langs]
+
+
+MULTI["coding"] += _interleave(
+    "zh ja ru pt",
+    zh=[
+        lambda: (
+            f"{p(['帮我看下这个报错：', '这个报错怎么回事？', '线上突然报这个错，帮忙定位一下：'])}\n{traceback()}\n{p(['只在生产环境出现，本地复现不了', '昨天还好好的，今天发版之后就这样了', ''])}"
+        ),
+        lambda: (
+            f"给 {p(PATHS)} 里的 {p(FUNCS)} 补{p(['单元测试', '单测'])}，用 {p(['pytest', 'jest', 'go test', 'JUnit 5'])}，{p(['边界情况都要覆盖，比如空输入和负数', '重点测一下并发调用', '记得覆盖时区相关的情况'])}。"
+        ),
+        lambda: (
+            f"{code_block()}\n\n{p(['这段代码太慢了，数据量一大就超时，优化一下', '改成线程安全的', '加上错误处理和日志', '补充类型注解和 docstring', '帮我 review 一下，看看有什么问题'])}"
+        ),
+    ],
+    ja=[
+        lambda: (
+            f"{p(PATHS)} の `{p(FUNCS)}` を{p(['非同期に書き換えて', 'リファクタリングしてグローバル変数をなくして', 'dataclass を使う形に直して', 'I/O 部分とパース部分に分割して'])}ください。公開APIは変えないでください。"
+        ),
+        lambda: f"テストが落ちます。直してもらえますか？\n{test_output()}\n実装は {p(PATHS)} にあります。",
+        lambda: (
+            f"{p(['正規表現で', 'regexで'])}{p(['semver（例: 1.2.3-rc.1）', '日本の郵便番号（123-4567形式）', 'IPv4アドレス（999.1.1.1 は除外）', 'TODO か FIXME で始まる行'])}にマッチさせたいです。{p(['', 'Pythonで使います。', 'JSで使う想定です。'])}"
+        ),
+    ],
+    ru=[
+        lambda: (
+            f"{p(['ruff', 'eslint', 'mypy', 'golangci-lint', 'clippy'])} ругается:\n{lint_output()}\n{p(['поправь, пожалуйста', 'исправь всё это', 'почини, только без лишних изменений'])}"
+        ),
+        lambda: (
+            f"Напиши SQL-запрос, который {p(['возвращает топ-10 клиентов по выручке за последние 90 дней', 'находит пользователей без единого заказа', 'считает недельные когорты удержания', 'удаляет дубликаты, оставляя самую свежую запись'])}. Таблицы: users(id, email, created_at), orders(id, user_id, total, created_at)."
+        ),
+        lambda: (
+            f"{p(['Почему падает?', 'Что здесь не так?', 'Не понимаю, откуда ошибка'])}\n{code_block()}\n{traceback()}"
+        ),
+    ],
+    pt=[
+        lambda: (
+            f"{p(['Escreve', 'Escreva', 'Cria'])} uma função em {p(LANGS)} que {p(['valide CPF', 'remova duplicados de uma lista de dicts mantendo a ordem', 'faça retry com backoff exponencial', 'leia um CSV grande em partes e calcule a média por coluna', 'formate valores em reais (R$ 1.234,56)'])}{p(['.', ', com testes.', ' e tipagem completa.'])}"
+        ),
+        lambda: (
+            f"{p(['Revisa esse diff pra mim.', 'Dá uma olhada nesse diff?', 'Pode revisar esse PR?'])} {p(['Tem algo arriscado?', 'Vê se quebra alguma coisa.', 'Algum problema de concorrência?'])}\n\n{diff()}"
+        ),
+        lambda: (
+            f"{p(['comando bash pra', 'one-liner em bash para', 'como faço no terminal pra'])} {p(['achar todos os arquivos maiores que 100MB', 'matar o processo que está na porta 8080', 'renomear *.jpeg para *.jpg recursivamente', 'contar linhas de código python sem os testes'])}?"
+        ),
+    ],
+)
+MULTI["tools"] += _interleave(
+    "zh ru ja pt",
+    zh=[
+        lambda: (
+            f"{p(ZH_CITIES)}{p(['明天', '这周末', '现在', '周五'])}天气怎么样？{p(['要不要带伞？', '', '适合跑步吗？'])}",
+            "weather",
+        ),
+        lambda: (
+            f"给{p(ZH_NAMES)}发封邮件，说一下{p(['周报已经发出了', '明天的会改到下午三点', '发票已经付款了', '演示很顺利，谢谢'])}",
+            "email",
+        ),
+        lambda: (
+            f"查一下{p(['昨天', '上周', '十月份'])}的{p(['注册用户数', '付费转化', '退款笔数', '日活'])}，直接查数仓",
+            "sql",
+        ),
+    ],
+    ru=[
+        lambda: (
+            f"{p(['Найди', 'Проверь'])} заказ {p(['№', '#', ''])}{n(10000, 99999)} и скажи, где он сейчас{p(['', ' и когда будет доставлен'])}",
+            "orders",
+        ),
+        lambda: (
+            f"Создай тикет: {p(['страница входа отдаёт 500 в Safari', 'кнопка экспорта ничего не делает', 'вебхуки приходят с задержкой 10 минут'])}, приоритет {p(['высокий', 'P1', 'низкий'])}",
+            "tickets",
+        ),
+        lambda: (
+            f"Найди авиабилеты из {p(['Москвы', 'Казани', 'Петербурга'])} в {p(['Стамбул', 'Дубай', 'Ереван', 'Сочи'])} на {p(['3 декабря', 'следующую пятницу', '14-е'])}, сначала самые дешёвые",
+            "flights",
+        ),
+    ],
+    ja=[
+        lambda: (
+            f"{p(JA_NAMES)}と{p(['来週月曜', '明日', '木曜日'])}の{n(9, 17)}時から{p(['30分', '1時間'])}、{p(['定例', '1on1', '打ち合わせ'])}の予定を入れておいて",
+            "calendar",
+        ),
+        lambda: (
+            f"{p(['NVDA', 'トヨタ（7203）', 'ソニー（6758）', 'AAPL'])}の今の株価を教えてください",
+            "stocks",
+        ),
+        lambda: (
+            f"{p(['Postgres 16', 'OpenTelemetry', '生成AIの規制'])}に関する{p(['今週', '直近1週間', '昨日'])}のニュースを検索して、要点を教えて",
+            "search",
+        ),
+    ],
+    pt=[
+        lambda: (
+            f"Converte {n(20, 5000)} {p(['dólares', 'euros', 'libras'])} para reais{p(['', ' pela cotação de hoje'])}",
+            "fx",
+        ),
+        lambda: (
+            f"Reserva uma mesa pra {n(2, 8)} pessoas no {p(['Fogo de Chão', 'Mocotó', 'Coco Bambu', 'japonês da esquina'])} {p(['hoje às 20h', 'sábado no almoço', 'sexta às 21h'])}",
+            "booking",
+        ),
+        lambda: (
+            f"Me lembra de {p(['pagar o boleto', 'renovar o certificado TLS', 'ligar pro contador', 'mandar a nota fiscal'])} {p(['amanhã às 9h', 'às 15h', 'sexta de manhã'])}",
+            "reminders",
+        ),
+    ],
+)
+MULTI["instruction"] += _interleave(
+    "zh ja pt ru",
+    zh=[
+        lambda: (
+            f"用{p(['两句话', '一句话', '三个要点', '50 字以内'])}总结下面这段内容：\n{p(ZH_PARAGRAPHS + PARAGRAPHS)}"
+        ),
+        lambda: f"判断下面这条工单属于哪一类：账单、技术、账户、其他。只回答一个词。\n\n{p(ZH_PARAGRAPHS)}",
+        lambda: (
+            f"把下面的地址拆成省、市、区、街道、邮编字段，输出 YAML：{p(['广东省深圳市南山区科技园南路 88 号，邮编 518057', '浙江省杭州市西湖区文三路 478 号 310013', '四川省成都市武侯区天府大道北段 1700 号 610041'])}"
+        ),
+    ],
+    ja=[
+        lambda: (
+            f"以下の文章から{p(['氏名、メールアドレス、会社名、電話番号', '日付と金額', '担当者名と連絡先'])}を抽出してJSONで返してください。{p(['説明は不要です。', 'JSON以外は出力しないでください。', ''])}\n\n{p(JA_PARAGRAPHS + PARAGRAPHS)}"
+        ),
+        lambda: (
+            f"次の文を{p(['もっと丁寧な', 'ビジネス向けの', '簡潔な'])}表現に書き直してください：「{p(['明日の会議、無理になったんで来週でいい？', '資料早く送って', 'その件はこっちでは無理です'])}」"
+        ),
+        lambda: (
+            f"{p(['このメモ', '以下の議事メモ'])}を{p(['箇条書き（最大5項目）', 'マークダウンの表（項目／担当／期限）', 'CSV'])}に整形して：\n{p(JA_PARAGRAPHS)}"
+        ),
+    ],
+    pt=[
+        lambda: (
+            "Classifique cada avaliação como positiva, negativa ou neutra. Responda só com os rótulos, um por linha.\n"
+            + "\n".join(f"{i + 1}. {p(PT_REVIEWS)}" for i in range(n(3, 6)))
+        ),
+        lambda: (
+            f"Extrai nome, e-mail, empresa e telefone desse texto e devolve só o JSON:\n{p(PT_PARAGRAPHS + PARAGRAPHS)}"
+        ),
+        lambda: f"Responde só sim ou não: essa mensagem menciona reembolso?\n{p(PT_PARAGRAPHS + PARAGRAPHS)}",
+    ],
+    ru=[
+        lambda: (
+            f"Переведи на {p(['английский', 'немецкий', 'китайский'])}: «{p(['Доставка придёт завтра до обеда.', 'Пожалуйста, подтвердите время встречи.', 'Мы уже исправили ошибку, извините за неудобства.'])}»"
+        ),
+        lambda: (
+            f"Преобразуй в формат ISO 8601, по одной дате в строке: {p(['3 марта 2026', '03.04.2026', '12/11/2025'])}, {p(['2 февраля 2026 г.', '2026/07/01', '30.11.2025'])}"
+        ),
+        lambda: (
+            f"Сократи до {p(['одного предложения', '280 символов', '20 слов'])}, ничего не добавляй:\n{p(RU_PARAGRAPHS)}"
+        ),
+    ],
+)
+MULTI["math"] += _interleave(
+    "ru pt zh ja",
+    ru=[
+        lambda: (
+            f"Вычисли точно интеграл \\int_0^{{{n(1, 4)}}} x^{{{n(2, 6)}}} e^{{-{n(2, 3)}x}}\\,dx, с выкладками."
+        ),
+        lambda: (
+            f"Докажи, что при любом натуральном n {p(['n^3 - n делится на 6', '7^n - 1 делится на 6', 'сумма первых n кубов равна (n(n+1)/2)^2', '4^n + 15n - 1 делится на 9'])}."
+        ),
+        lambda: (
+            f"Найди собственные значения и собственные векторы матрицы [[{n(1, 5)}, {n(0, 3)}], [{n(0, 3)}, {n(1, 5)}]] и приведи её к диагональному виду."
+        ),
+    ],
+    pt=[
+        lambda: (
+            f"Qual a probabilidade de {p(['sair exatamente dois pares numa mão de 5 cartas', 'a soma de três dados dar 10', 'pelo menos duas pessoas entre 30 fazerem aniversário no mesmo dia'])}? Quero a fração exata e depois o decimal."
+        ),
+        lambda: f"Quantos divisores positivos tem {n(1000, 99999)}? E qual a soma deles? Mostra a fatoração.",
+        lambda: (
+            f"Resolve a EDO y'' + {n(1, 6)}y' + {n(1, 9)}y = {p(['e^{-x}', 'sen x', '0', 'x^2'])} com y(0) = 1 e y'(0) = 0."
+        ),
+    ],
+    zh=[
+        lambda: f"求 {n(3, 99)}^{n(100, 2026)} 的最后{p(['两', '三', '四'])}位数字，写出过程。",
+        lambda: (
+            f"{n(6, 12)} 个人围坐一张圆桌，其中{'和'.join(R.sample(ZH_NAMES, 2))}不能相邻，一共有多少种坐法？"
+        ),
+        lambda: f"计算极限 lim_{{x→0}} (sin({n(2, 5)}x) - {n(2, 5)}x) / x^3，用泰勒展开做。",
+    ],
+    ja=[
+        lambda: (
+            f"次の漸化式の一般項を求めよ：a_n = {n(2, 6)}a_{{n-1}} - {n(1, 9)}a_{{n-2}}, a_0 = {n(0, 3)}, a_1 = {n(1, 5)}"
+        ),
+        lambda: f"√{p(['2', '3', '5', '6'])} が無理数であることを厳密に証明してください。",
+        lambda: (
+            f"\\sum_{{k=1}}^{{\\infty}} \\frac{{k^{n(1, 3)}}}{{{n(2, 5)}^k}} の値を閉じた形で求めてください。途中式もお願いします。"
+        ),
+    ],
+)
+MULTI["reasoning"] += _interleave(
+    "pt ja zh ru",
+    pt=[
+        lambda: (
+            f"Estamos decidindo entre {p(['Postgres', 'um monólito', 'comprar uma ferramenta pronta'])} e {p(['DynamoDB', 'microsserviços', 'desenvolver internamente'])} para {p(['uma startup de 6 pessoas', 'um banco regulado', 'o roadmap dos próximos dois anos'])}. Analisa os trade-offs com cuidado e fecha uma recomendação."
+        ),
+        lambda: (
+            "Três caixas com rótulos maçãs, laranjas e mistas; todos os rótulos estão errados. Você pode tirar uma fruta de uma caixa só. Como corrigir todos os rótulos? Depois generaliza para quatro caixas."
+        ),
+        lambda: (
+            f"Acha a falha nesse argumento: '{p(['Toda vez que rodamos anúncios as vendas sobem, então anúncios causam vendas', 'Ninguém provou que é perigoso, então é seguro', 'A maioria das startups que captam muito dá certo, então captar muito causa sucesso'])}'. Seja preciso sobre qual inferência falha."
+        ),
+    ],
+    ja=[
+        lambda: (
+            "騎士は常に本当のことを言い、悪党は常に嘘をつきます。Aは「私たちのうち少なくとも一人は悪党だ」と言い、Bは「騎士はちょうど一人だ」と言いました。それぞれ騎士か悪党か、場合分けして答えてください。"
+        ),
+        lambda: (
+            f"{p(['週休3日制', '本社の地方移転', 'フルリモート勤務の廃止'])}を導入した場合、{p(['中小企業', '若手社員の育成', '地域経済'])}にどんな二次的影響が出るか、インセンティブや副作用も含めて深く考察してください。"
+        ),
+        lambda: (
+            f"タスクAはBより先、Cは{p(['月曜', '火曜'])}不可、DとEは同じ日、BはDより後。3日間で各日2枠しかありません。条件を満たすスケジュールを見つけるか、存在しないことを証明してください。"
+        ),
+    ],
+    zh=[
+        lambda: "A 说 B 在说谎，B 说 C 在说谎，C 说 A 和 B 都在说谎。到底谁说的是真话？把每种情况都推一遍。",
+        lambda: (
+            f"我们团队{n(4, 8)}个人，要在{p(['自研', '上 Kubernetes', '重写成 Rust'])}和{p(['买现成的 SaaS', '继续用虚拟机', '维持现有的 Python 代码'])}之间做决定。请仔细权衡利弊、风险和长期成本，最后给出明确建议。"
+        ),
+        lambda: (
+            "8 支球队单循环比赛，每两队只赛一场，没有平局。有没有可能每支球队的胜场数都等于负场数？不要穷举，讲清楚推理。"
+        ),
+    ],
+    ru=[
+        lambda: (
+            f"Наша {p(['конверсия', 'недельная аудитория', 'p99-задержка'])} изменилась на {n(5, 40)}% через неделю после того, как {p(['мы поменяли цены', 'вышел редизайн', 'конкурент запустил аналог'])}. Перечисли конкурирующие причинные объяснения и предложи, как их различить. Рассуждай строго."
+        ),
+        lambda: (
+            "Три мудреца в колпаках из набора: 3 белых и 2 чёрных. Каждый видит колпаки других, но не свой. Первые двое говорят, что не знают цвет своего колпака. Что может заключить третий и почему?"
+        ),
+        lambda: (
+            f"Побудь адвокатом дьявола: почему наш план {p(['выйти на рынок Казахстана в следующем квартале', 'убрать бесплатный тариф', 'переписать бэкенд на Rust'])} может провалиться? Ранжируй риски по вероятности и ущербу и скажи, что заставило бы тебя передумать."
+        ),
+    ],
+)
+MULTI["writing"] += _interleave(
+    "ja zh ru pt",
+    ja=[
+        lambda: (
+            f"{p(COMPANIES)}のオウンドメディア向けに、「{p(['リモートワークと燃え尽き', '小さなチームが速く出荷できる理由', '持続可能なパッケージ', '睡眠と生産性'])}」をテーマにしたブログ記事を{p(['3000', '4000', '5000'])}字程度で書いてください。トーンは{p(['親しみやすく、専門用語は少なめ', '落ち着いた上質な感じ', 'テンポよく、少し遊び心のある感じ'])}で。"
+        ),
+        lambda: (
+            f"{p(['妹', '親友', '上司', '同期'])}の{p(['結婚式', '送別会', '退職祝い'])}で話すスピーチ原稿を書いてください。{p(['5分くらい', '3分程度'])}で、笑いあり涙ありの感じでお願いします。"
+        ),
+        lambda: (
+            f"{p(['キャンプ場', '海辺の町', '東京の下町'])}を舞台にした短編小説を{p(['8000', '10000'])}字くらいで書いてください。主人公は{p(['定年を迎えた郵便局員', '中学生の女の子', '売れない漫画家'])}で、最後に少し希望が残る結末に。"
+        ),
+    ],
+    zh=[
+        lambda: (
+            f"帮我写一篇新品发布新闻稿：{p(COMPANIES)}{p(['推出太阳能电动自行车', '发布新一代智能温控器', '上线零手续费储蓄账户'])}。要有 CEO 引语和公司简介段落，{p(['正式一点', '适合直接发给媒体'])}。"
+        ),
+        lambda: (
+            f"给我们的{p(['智能记账 App', '植物蛋白棒', '儿童编程平板', '降噪耳机'])}写一版落地页文案：主标题、副标题、三个卖点模块、用户评价和行动号召。品牌调性：{p(['温暖、真诚、接地气', '高级、克制、有质感', '年轻、俏皮、短句多'])}。"
+        ),
+        lambda: (
+            f"写一篇关于{p(['城市骑行的未来', '慢旅行', '远程办公倦怠', 'AI 招聘的伦理'])}的长文，{p(['3000', '5000'])} 字左右，开头要抓人，可以加入个人经历。"
+        ),
+    ],
+    ru=[
+        lambda: (
+            f"Напиши рассказ примерно на {p(['10 000', '15 000'])} знаков о {p(['смотрителе маяка, который получает письма из будущего', 'двух соперничающих пекарях из Казани', 'последнем дне в летнем лагере'])}. {p(['Атмосферно, без хэппи-энда.', 'Тёплый, немного грустный.', ''])}"
+        ),
+        lambda: (
+            f"Подготовь пресс-релиз о запуске {p(['нового приложения для личного бюджета', 'линейки беговых кроссовок 2027 года', 'умного термостата'])} компании {p(COMPANIES)}: цитата генерального директора, ключевые факты, блок «О компании»."
+        ),
+        lambda: (
+            f"Напиши лонгрид для корпоративного блога {p(COMPANIES)} на тему «{p(['Почему маленькие команды релизят быстрее', 'Финансовая грамотность для зумеров', 'Устойчивая упаковка'])}», около {p(['8000', '12 000'])} знаков, живым языком, с примерами."
+        ),
+    ],
+    pt=[
+        lambda: (
+            f"Escreve um post de blog de umas {p(['1200', '1500', '2000'])} palavras sobre {p(['educação financeira para a geração Z', 'burnout no trabalho remoto', 'embalagens sustentáveis', 'mobilidade urbana de bicicleta'])} para a {p(COMPANIES)}. Tom de voz: {p(['leve, bem-humorado e direto', 'confiante sem ser vendedor', 'acolhedor e sem jargão'])}."
+        ),
+        lambda: (
+            f"Preciso de um discurso de {p(['formatura', 'abertura da convenção anual de clientes', 'lançamento do produto'])} de uns {p(['10', '15'])} minutos, inspirador mas sem ser brega."
+        ),
+        lambda: (
+            f"Escreve a newsletter mensal para os clientes da {p(COMPANIES)} sobre {p(['as novidades do produto', 'nosso relatório de sustentabilidade', 'o horário de fim de ano e um recado do fundador'])}. Texto longo, no nosso tom: {p(['caloroso e próximo', 'divertido e direto'])}."
+        ),
+    ],
+)
 
 FOLLOWUPS: dict[str, list[str]] = {
     "coding": [
@@ -1080,7 +1412,8 @@ def sample_text(intent: str, source_idx: int) -> tuple[str, str | None]:
     multi = MULTI[intent]
     pool = [t for i, t in enumerate(base) if i % len(SOURCES) == source_idx]
     mpool = [t for i, t in enumerate(multi) if i % len(SOURCES) == source_idx]
-    tpl = p(mpool) if mpool and R.random() < 0.15 else p(pool)
+    # A quarter non-English: 7 languages share it (de, fr, es, zh, ja, ru, pt-BR).
+    tpl = p(mpool) if mpool and R.random() < 0.25 else p(pool)
     out = tpl()
     if isinstance(out, tuple):
         return out
