@@ -8,7 +8,11 @@ parts, typos) and owns a disjoint share of the phrasing templates of every inten
 ``i`` of an intent belongs to source ``i % len(SOURCES)``). Leave-one-source-out evaluation
 therefore tests unseen phrasings inside an unseen conversation style, not just re-shuffled
 slot fillers. A quarter of the drawn templates are non-English (``MULTI``: German, French, Spanish,
-Simplified Chinese, Japanese, Russian, Brazilian Portuguese), under the same round-robin.
+Simplified Chinese, Japanese, Russian, Brazilian Portuguese), under the same round-robin; every
+source owns one template per intent of each of the last four languages and one of German, French
+or Spanish. A conversation continues in the language of its templated user turn: the terse
+follow-up (``NATIVE_FOLLOWUPS``, same round-robin) and the canned assistant replies
+(``NATIVE_REPLIES``) are mostly in that language, sometimes in English.
 ``holdout.jsonl`` is hand-written separately and never produced here.
 """
 
@@ -795,8 +799,8 @@ WRITING: list[Tpl] = [
 ]
 
 # Non-English phrasings, drawn for 25 % of examples (see sample_text); round-robin over sources
-# like the rest. German, French and Spanish here; Chinese, Japanese, Russian and Portuguese are
-# appended below.
+# like the rest. German, French and Spanish here (2 per language and intent); Chinese, Japanese,
+# Russian and Portuguese are appended below (6 per language and intent, in two batches).
 MULTI: dict[str, list[Tpl]] = {
     "coding": [
         lambda: f"Kannst du diesen Fehler beheben?\n{traceback()}",
@@ -885,11 +889,17 @@ MULTI: dict[str, list[Tpl]] = {
     ],
 }
 
+# Language of every non-English template (English ones are absent): the terse follow-up and the
+# canned assistant replies of a conversation continue in it (see followup_text, assistant_reply).
+TEMPLATE_LANG: dict[Tpl, str] = {
+    t: ("de", "fr", "es")[i % 3] for ts in MULTI.values() for i, t in enumerate(ts)
+}
+
 # ---------------------------------------------------------------------------- more languages
-# Simplified Chinese, Japanese, Russian and Brazilian Portuguese, 3 templates per language and
-# intent. _interleave() alternates the languages in a per-intent order, so that under the
-# i % len(SOURCES) round-robin every source owns two of these languages per intent and all four
-# across intents (the language order differs between intents).
+# Simplified Chinese, Japanese, Russian and Brazilian Portuguese, first batch: 3 templates per
+# language and intent. _interleave() alternates the languages in a per-intent order, so that under
+# the i % len(SOURCES) round-robin every source owns two of these languages per intent in this
+# batch (the language order differs between intents) and the other two in the second batch.
 
 ZH_NAMES = ["王磊", "李娜", "张伟", "刘洋", "陈静", "老赵", "小周"]
 JA_NAMES = ["田中さん", "佐藤さん", "鈴木部長", "高橋さん", "山本さん", "中村課長"]
@@ -930,6 +940,7 @@ def _interleave(order: str, **by_lang: list[Tpl]) -> list[Tpl]:
     langs = order.split()
     assert sorted(langs) == sorted(by_lang) and len({len(v) for v in by_lang.values()}) == 1
     k = len(by_lang[langs[0]])
+    TEMPLATE_LANG.update((t, lang) for lang, ts in by_lang.items() for t in ts)
     return [by_lang[lang][i] for i in range(k) for lang in langs]
 
 
@@ -1213,6 +1224,645 @@ MULTI["writing"] += _interleave(
     ],
 )
 
+# ---------------------------------------------------------------------------- second batch
+# 3 more templates per language and intent, of other kinds than the first batch (writing: posts,
+# letters, product copy, toasts; reasoning: post-mortems, "why" analyses, decisions, puzzles;
+# instruction: translations, fixed-label classification, extraction, strict reformatting). Each
+# intent uses the partner order of its first batch ("a b c d" -> "b a d c"): a language that got
+# the even sources there gets the odd ones here, so every source owns exactly one template per
+# language and intent.
+
+RU_NAMES = ["Ольга", "Дмитрий", "Сергей", "Аня", "Игорь", "Марина", "Павел"]
+
+
+def _zh_seating() -> str:
+    a, b, c, d, e, f = R.sample(ZH_NAMES, 6)
+    return (
+        f"年会排座位，一张圆桌坐 6 个人：{a}、{b}、{c}、{d}、{e}、{f}。要求：{a}和{b}不能挨着坐；{c}必须坐在{d}正对面；"
+        f"{e}要坐在{a}的左手边；{f}不想挨着{c}。有没有满足所有条件的坐法？有的话给出一种并写清推理过程，没有的话证明为什么不行。"
+    )
+
+
+def _zh_founder_letter() -> str:
+    topic, notes = p(
+        [
+            (
+                "会员价格要上调",
+                [
+                    "服务器和人力成本这两年涨了不少，云费用一年涨了 40%",
+                    "老用户保留原价到年底",
+                    "涨价后要做的三件事：离线模式、多端同步、客服 2 小时内响应",
+                    "真诚道歉，也真诚感谢",
+                ],
+            ),
+            (
+                "公司成立五周年",
+                [
+                    "五年前三个人在出租屋里写下第一行代码",
+                    "现在有 120 万用户，最难的时候账上只剩两个月工资",
+                    "感谢最早一批用户提的建议，很多功能是他们提出来的",
+                    "下一个五年想做的事",
+                ],
+            ),
+            (
+                "我们决定停掉免费版",
+                [
+                    "免费版用户占 80%，但我们已经养不起了",
+                    "6 月 30 日之后免费版变成只读，数据不会删",
+                    "老用户首年五折",
+                    "我们知道这会让一些人失望",
+                ],
+            ),
+        ]
+    )
+    bullets = "\n".join(f"- {x}" for x in notes)
+    return (
+        f"以创始人的口吻给用户写一封信，说明{topic}。要点如下，请写成一封真诚、有温度的长信（1500 字左右），"
+        f"{p(['不要写成冷冰冰的公告', '别有公关腔', '语气像跟老朋友说话'])}：\n{bullets}"
+    )
+
+
+def _zh_product_copy() -> str:
+    product, point = p(
+        [
+            ("这款保温杯", "设计感和 12 小时保温"),
+            ("我们新出的降噪耳机", "降噪效果和续航"),
+            ("这款儿童编程平板", "安全、护眼和好上手"),
+            ("一款植物蛋白棒", "口感和低糖"),
+        ]
+    )
+    return (
+        f"给{product}写一段电商详情页文案，突出{point}，"
+        f"{p(['风格参考小红书种草笔记', '走高级简约路线', '接地气一点，别太官方'])}，500 字左右。"
+    )
+
+
+def _ja_eulogy() -> str:
+    who, memory = p(
+        [
+            ("30年お世話になった会社の先輩", "釣りが好きで、いつも新人の面倒を見てくれる人でした。"),
+            ("大学時代の恩師", "厳しい方でしたが、卒業後もずっと気にかけてくださいました。"),
+            ("祖父", "戦後、小さな町工場を一代で築いた人です。"),
+        ]
+    )
+    return (
+        f"{who}の告別式で読む弔辞を書いてください。{memory}"
+        "3〜4分程度で、しめっぽくなりすぎないようにお願いします。"
+    )
+
+
+def _ja_ranking() -> str:
+    return (
+        f"A、B、C、D、Eの5人が{p(['社内マラソン大会', '営業成績のランキング', '徒競走'])}で順位を競いました。"
+        "A「私はBより上だった」B「私は1位ではない」C「私はDのすぐ後だった」D「Eは最下位だった」E「Aは3位だった」。"
+        "このうち1人だけが嘘をついています。順位は一通りに決まりますか？どう絞り込んだか、場合分けして説明してください。"
+    )
+
+
+def _ru_rota() -> str:
+    a, b, c, d, e = R.sample(RU_NAMES, 5)
+    extra = p(["", f"; {c} просит вторник", f"; {e} не может в пятницу"])
+    return (
+        f"Составь график дежурств на неделю (пн–пт), по одному человеку в день: {a}, {b}, {c}, {d}, {e}. "
+        f"Условия: {a} не может в понедельник и в среду; {b} и {c} не должны дежурить в соседние дни; "
+        f"{d} дежурит позже, чем {e}; в пятницу дежурит {a} или {b}{extra}. "
+        "Найди расписание или докажи, что его нет. Рассуждай по шагам."
+    )
+
+
+def _ru_toast() -> str:
+    occasion, detail = p(
+        [
+            (
+                "юбилей отца, ему 60",
+                "Всю жизнь проработал инженером на заводе, обожает рыбалку и свою старую «Ниву».",
+            ),
+            (
+                "свадьбу лучшего друга",
+                "Познакомились на первом курсе, вместе ходили в походы по Карелии и чуть не утонули на байдарке.",
+            ),
+            (
+                "проводы коллеги на пенсию",
+                "Она 25 лет вела у нас бухгалтерию и всех подкармливала пирожками.",
+            ),
+        ]
+    )
+    return (
+        f"Помоги с тостом на {occasion}. {detail} Хочется тепло и с юмором, минуты на две, "
+        f"без банальностей{p(['', ' и без стихов', ', чтобы в конце все подняли бокалы'])}."
+    )
+
+
+def _ru_case_study() -> str:
+    before, done, after = p(
+        [
+            (
+                "отчёты собирали вручную, 3 дня в месяц",
+                "интеграция с 1С и CRM за 6 недель",
+                "отчёт за 15 минут, ошибок в счетах на 70 % меньше",
+            ),
+            (
+                "заявки терялись в почте, ответ клиенту — 2 дня",
+                "единое окно обращений и чат-бот в Telegram",
+                "ответ за 20 минут, NPS вырос с 31 до 58",
+            ),
+            (
+                "склад считали в Excel, пересорт каждую неделю",
+                "ТСД и учёт по штрихкодам за 2 месяца",
+                "инвентаризация за день вместо недели, пересорт почти исчез",
+            ),
+        ]
+    )
+    return (
+        f"Нужен кейс для сайта: как {p(COMPANIES)} внедрила наш продукт. Исходные данные:\n"
+        f"— было: {before}\n— сделали: {done}\n— стало: {after}\n"
+        f"— цитата клиента: «{p(['Не верили, что так бывает', 'Жалеем только, что не сделали этого раньше', 'Команда наконец занимается делом, а не таблицами'])}»\n"
+        "Структура: задача, решение, результат. Объём 4–5 тысяч знаков, живым языком, без канцелярита."
+    )
+
+
+def _pt_toast() -> str:
+    occasion, detail = p(
+        [
+            (
+                "pro aniversário de 60 anos da minha mãe",
+                "Ela foi professora a vida toda, criou três filhos praticamente sozinha e ama samba.",
+            ),
+            (
+                "pro casamento do meu irmão",
+                "A gente dividiu quarto até os 18 e ele sempre foi o certinho da família.",
+            ),
+            (
+                "pra despedida do nosso chefe que vai se aposentar",
+                "Ele tá há 30 anos na empresa e conhece todo mundo pelo nome, até o pessoal da portaria.",
+            ),
+        ]
+    )
+    return (
+        f"Escreve um brinde {occasion}. {detail} Uns 2 minutos de fala, engraçado no começo "
+        f"e que emocione no final{p(['', ', sem clichê', '. Nada muito formal'])}."
+    )
+
+
+PT_NOTES = [
+    "- fui desligado semana passada no layoff\n- 4 anos lá, montei o time de dados do zero\n- aprendi muito, sem mágoa nenhuma\n- procurando vaga de head de dados ou staff, remoto",
+    "- nosso app passou de 1 milhão de usuários\n- começamos em 3 pessoas numa sala emprestada em Recife\n- agradecer clientes e o time\n- estamos contratando devs backend",
+    "- voltei hoje da licença-paternidade\n- foram 5 meses fora\n- a empresa apoiou de verdade\n- acho que mais homens deviam tirar licença longa",
+]
+PT_MINUTES = [
+    "Ata – planejamento Q3\n- Presentes: Bruna (produto), Rafael (dev), Thiago (vendas)\n- Projetor não funcionou, 20 min perdidos\n- Decidido: lançar o app novo em setembro\n- Rafael contra, acha o prazo apertado\n- Thiago prometeu 50 clientes piloto\n- Café acabou às 10h",
+    "Ata – retrospectiva da Black Friday\n- Site caiu 2x (21h e 23h40)\n- Time de infra virou a noite, pizza às 3h\n- Vendas 18% acima da meta mesmo assim\n- Ação: teste de carga em outubro, não em novembro\n- Fernanda ganhou o apelido de 'a salvadora do checkout'",
+]
+
+
+def _pt_bullets() -> str:
+    return (
+        f"Reescreve isso em 3 bullet points, curtos e diretos, sem introdução{p(['', ' nem conclusão'])}:\n"
+        f"{p(PT_PARAGRAPHS)}"
+    )
+
+
+MULTI["coding"] += _interleave(
+    "ja zh pt ru",
+    ja=[
+        lambda: (
+            f"型チェッカーに怒られてます：\n`{p(TYPE_ERRORS)}`\nファイルは {p(PATHS)} です。"
+            f"{p(['# type: ignore で黙らせるんじゃなくて、', 'cast で逃げずに、', ''])}ちゃんとした直し方を教えてください。"
+        ),
+        lambda: (
+            f"{p(['前任者が書いたコードで、誰も読めなくて困ってます。', 'レビューで指摘されたんですが、正直何をしてるのかよく分かってません…', ''])}"
+            f"このコードが何をしているか1行ずつ説明して、そのあともっとシンプルに書き直してもらえますか？\n{code_block()}"
+        ),
+        lambda: (
+            f"{p(['orders', 'users', 'invoices'])} テーブルに NOT NULL の `{p(['tenant_id', 'currency', 'region'])}` カラムを追加する"
+            f"マイグレーションを書いてください。本番は{p(['約8000万行', '数千万行', '3億行近く'])}あるので、長時間ロックしない方法で。"
+            f"{p(['Alembic', 'Rails の migration', 'Flyway', 'Prisma'])}を使っています。"
+        ),
+    ],
+    zh=[
+        lambda: (
+            f"{p(['帮忙写个', '给我写一个', '需要一个'])} {p(['Dockerfile', 'GitHub Actions workflow', 'docker-compose.yml', 'GitLab CI 配置'])}，"
+            f"项目是{p(['FastAPI + uvicorn', 'Go 写的后端服务', 'Next.js 前端', 'Spring Boot 应用'])}，要求："
+            f"{'；'.join(R.sample(['多阶段构建', '依赖要缓存', '用非 root 用户跑', '加健康检查', '镜像尽量小', '推到阿里云镜像仓库'], 3))}。"
+            f"{p(['', '直接给文件内容就行，不用解释', '顺便说下每一步为啥这么写'])}"
+        ),
+        lambda: (
+            f"git 问题：{p(['不小心把 .env 提交了而且已经 push 到远程了，怎么从历史里彻底删掉？', '怎么把最近三个 commit 合成一个再推上去？', 'rebase 到一半冲突一大堆，怎么放弃回到 rebase 之前的状态', '线上有个 bug 不知道是哪次提交引入的，git bisect 具体怎么用？', '两个分支改了同一个文件，cherry-pick 老是冲突，有没有更好的办法'])}"
+        ),
+        lambda: (
+            f"{p(['/api/orders', '/users/:id', '/v1/invoices'])} 这个接口要加{p(['游标分页', '限流（每个用户每分钟 60 次）', '软删除', '审计日志', 'CSV 导出'])}，"
+            f"我们用的是 {p(['FastAPI', 'Gin', 'Spring Boot', 'Express', 'Django'])}。现在的代码：\n{code_block()}\n"
+            f"{p(['改完把对应的测试也补上', '返回格式不要动，前端在用', '尽量少改动'])}"
+        ),
+    ],
+    pt=[
+        lambda: (
+            f"{p(['termina essa função pra mim', 'completa o código abaixo', 'implementa o resto, por favor'])}"
+            f"{p(['', ' com testes', ', sem lib externa'])}:\n{p(CODE_STUBS)}"
+        ),
+        lambda: (
+            f"nosso {p(['worker da fila', 'serviço de pagamentos', 'cache em memória'])} "
+            f"{p(['ta vazando memoria', 'trava de vez em quando, acho que é deadlock', 'as vezes retorna dado velho'])} "
+            f"em produção e ninguem descobre o porque. segue o codigo:\n{code_block()}\nonde ta o problema?"
+        ),
+        lambda: (
+            f"Tô tomando `{p(['ModuleNotFoundError: No module named yaml', 'ECONNREFUSED 127.0.0.1:5432', 'permission denied (publickey)', 'CORS policy: No Access-Control-Allow-Origin header'])}` "
+            f"quando {p(['subo o app no docker', 'faço deploy em staging', 'rodo os testes no CI', 'inicio o servidor de dev'])}. "
+            f"{p(['Localmente funciona normal.', 'Já reiniciei o container e nada.', 'Começou depois que atualizei as dependências.'])} Alguma ideia?"
+        ),
+    ],
+    ru=[
+        lambda: (
+            f"Перепиши на {p(LANGS)}, поведение должно остаться тем же"
+            f"{p(['', ', и добавь обработку ошибок', ', без сторонних библиотек'])}:\n{code_block()}"
+        ),
+        lambda: (
+            f"Нужен {p(['Kubernetes Deployment и Service', 'Helm-чарт', 'docker-compose.yml', 'манифест для ArgoCD'])} "
+            f"для {p(['сервиса на Go', 'FastAPI-приложения', 'воркера очереди на Python', 'фронта на Next.js'])}: "
+            f"{', '.join(R.sample(['2 реплики', 'readiness и liveness пробы', 'лимит памяти 512Mi', 'секреты из Vault', 'HPA по CPU', 'запуск не от root'], 3))}."
+            f"{p([' Без объяснений, только YAML.', ' Коротко поясни ключевые места.', ''])}"
+        ),
+        lambda: (
+            f"в чем разница между {p(['asyncio.gather и TaskGroup', 'useMemo и useCallback', 'Mutex и RWMutex', 'Arc<Mutex<T>> и RefCell', 'LEFT JOIN и подзапросом с EXISTS'])} "
+            f"и что лучше взять вот здесь?\n{code_block()}"
+        ),
+    ],
+)
+MULTI["tools"] += _interleave(
+    "ru zh pt ja",
+    ru=[
+        lambda: (
+            f"Какая погода {p(['в Казани', 'в Москве', 'в Новосибирске', 'в Сочи'])} {p(['на выходных', 'завтра', 'в пятницу'])}? "
+            f"{p(['Зонт брать?', '', 'Хотим на дачу поехать'])}",
+            "weather",
+        ),
+        lambda: (
+            f"Найди в CRM контакт {p(['o.smirnova@nimbus.ru', 'i.petrov@lumenbank.ru', 'anna.k@kite.io'])} и поменяй телефон "
+            f"на +7 9{n(10, 99)} {n(100, 999)}-{n(10, 99)}-{n(10, 99)}",
+            "crm",
+        ),
+        lambda: (
+            f"{p(['Прогони тесты в песочнице', 'Запусти тесты', 'Посмотри, что лежит в src/, прогони линтер'])} и покажи, что упало",
+            "fs",
+        ),
+    ],
+    zh=[
+        lambda: (
+            f"在 #{p(['deploys', 'oncall', 'general', '研发群'])} 频道里发个消息，说{p(['发布已经完成了', '今天的站会改到 10:30', '故障已经恢复', '今晚 10 点停机维护'])}",
+            "slack",
+        ),
+        lambda: (
+            f"看看 {p(['acme/web', 'kite/etl', '我们的 monorepo'])} 现在有哪些打开的 PR，哪些在等我 review",
+            "github",
+        ),
+        lambda: (
+            f"帮我查{p(['下周五', '12 月 3 号', '明天一早'])}从{p(['上海', '北京', '杭州'])}飞{p(['深圳', '成都', '东京'])}的机票，"
+            f"{p(['按价格从低到高排', '只要直飞的', '最好是上午的航班'])}",
+            "flights",
+        ),
+    ],
+    pt=[
+        lambda: (
+            f"Manda um e-mail {p(['pro Rafael', 'pra Bruna', 'pro João do financeiro', 'pra equipe de vendas'])} avisando que "
+            f"{p(['o relatório tá pronto', 'vou me atrasar amanhã', 'a nota fiscal já foi paga', 'a reunião mudou pras 15h'])}",
+            "email",
+        ),
+        lambda: (
+            f"Puxa do data warehouse {p(['a receita de ontem por estado', 'quantos cadastros tivemos semana passada', 'o número de reembolsos em outubro', 'os usuários ativos por dia nos últimos 7 dias'])}",
+            "sql",
+        ),
+        lambda: (
+            f"O que eu tenho na agenda {p(['amanhã', 'na quinta', 'semana que vem'])}? "
+            f"{p(['Se tiver horário livre à tarde, marca 1h com a Bruna', '', 'Preciso encaixar uma call de 30 min'])}",
+            "calendar",
+        ),
+    ],
+    ja=[
+        lambda: (
+            f"注文番号{n(10000, 99999)}、{p(['商品が破損して届いたとのことなので', 'お客様都合のキャンセルなので', '二重決済になっているので'])}返金処理をお願いします",
+            "orders",
+        ),
+        lambda: (
+            f"{p(['ステージング', 'status.acme.io', 'api.kiteanalytics.com', '社内Wiki'])}落ちてない？{p(['ちょっと確認して', '応答あるか見てみて', ''])}",
+            "http",
+        ),
+        lambda: (
+            f"{p(['明日の朝9時', '今日の15時', '金曜の夕方'])}に「{p(['請求書を送る', 'TLS証明書を更新する', '田中さんに電話', '経費精算を出す'])}」ってリマインドして",
+            "reminders",
+        ),
+    ],
+)
+MULTI["instruction"] += _interleave(
+    "ja zh ru pt",
+    ja=[
+        lambda: (
+            "以下の問い合わせを「請求」「技術」「アカウント」「その他」のどれかに分類してください。出力は「番号: ラベル」の形式のみで。\n"
+            + "\n".join(
+                f"{i + 1}. {t}"
+                for i, t in enumerate(
+                    R.sample(
+                        [
+                            "先月分の請求書が二重に届いています",
+                            "ログインしようとすると500エラーになります",
+                            "パスワードを忘れてしまいました",
+                            "登録メールアドレスを変更したいです",
+                            "APIのレスポンスがたまにすごく遅いです",
+                            "御社の住所を教えてください",
+                            "カードの有効期限が切れたので更新したい",
+                            "CSVエクスポートで文字化けします",
+                        ],
+                        n(3, 5),
+                    )
+                )
+            )
+        ),
+        lambda: (
+            "アプリのUI文言を英語に翻訳してください。キーはそのまま、値だけ訳してJSONで返してください。\n{\n"
+            + ",\n".join(
+                f'  "{k}": "{v}"'
+                for k, v in R.sample(
+                    [
+                        ("login.title", "ログイン"),
+                        ("login.forgot", "パスワードをお忘れですか？"),
+                        ("cart.empty", "カートに商品がありません"),
+                        ("checkout.pay", "お支払いに進む"),
+                        ("profile.saved", "変更を保存しました"),
+                        ("error.network", "通信エラーが発生しました。時間をおいて再度お試しください"),
+                    ],
+                    n(3, 5),
+                )
+            )
+            + "\n}"
+        ),
+        lambda: (
+            "次の寸法をセンチメートルに換算して、「品名: 幅×奥行×高さ cm」（小数点以下1桁）の形式で1行ずつ出してください。説明は不要です。\n"
+            + "\n".join(
+                f"{t}: {n(20, 70)} x {n(10, 40)} x {n(10, 50)} inch"
+                for t in R.sample(["デスク", "本棚", "モニター台", "ソファ", "キャビネット"], n(2, 4))
+            )
+        ),
+    ],
+    zh=[
+        lambda: (
+            f"翻译成{p(['英文', '日文', '地道的英文'])}，只要译文，不要解释："
+            f"{p(['货已经发出，预计周四送达。', '麻烦确认一下会议时间，谢谢。', '问题已经修复，给您带来的不便深表歉意。', '本周五下午系统维护，期间无法登录。'])}"
+        ),
+        lambda: (
+            f"帮我改一下错别字和病句，{p(['意思和语气都别动', '只改错的地方，别润色'])}，只输出改好的文本：\n"
+            + p(
+                [
+                    "各位同事：因为服务器迁移，周五晚上系统会暂停使用，请大家提前做好准备，在此期间如有紧急问题在联系值班同事，谢谢大家的的配合。",
+                    "经过这次项目，让我们团队学到了很多，尤其是在沟通方面，以后我们会再接再励，争取做的更好。",
+                    "您好，您反应的问题我们已经收到，技术同事正在抓紧处理，预计明天给您答复，请您耐心等侍。",
+                ]
+            )
+        ),
+        lambda: (
+            "把下面的日期统一成 YYYY-MM-DD，金额统一成保留两位小数的人民币格式（例：¥1,234.00），一行一条，格式：日期 | 金额。不要任何解释。\n"
+            + "\n".join(
+                R.sample(
+                    [
+                        "2026年3月5日 付款 1200 元",
+                        "2026年4月1日退款八百块",
+                        "26/07/01 收到 3.5 万",
+                        "2025.11.30 报销 ¥86.5",
+                        "上周五（2026/2/13）支付 2,400",
+                        "2025年12月9号 押金 5k",
+                    ],
+                    n(3, 5),
+                )
+            )
+        ),
+    ],
+    ru=[
+        lambda: (
+            "Вытащи из текста реквизиты и верни JSON с полями inn, kpp, company, amount, date. Ничего, кроме JSON.\n\n"
+            + p(
+                [
+                    "Счёт № 417 от 12.03.2026. Поставщик: ООО «Северный ветер», ИНН 7701234567, КПП 770101001. Итого к оплате: 184 500,00 руб., в т. ч. НДС 20 %.",
+                    "Добрый день! Направляем счёт за хостинг за февраль: ООО «Облако Плюс», ИНН 5402123456, КПП 540201001, сумма 36 000 ₽, оплатить до 5 марта 2026 г.",
+                    "АО «ТехноСнаб», ИНН 6658012345 / КПП 665801001. Акт сверки на 31.12.2025, задолженность в вашу пользу 1 250 000 руб.",
+                ]
+            )
+        ),
+        lambda: (
+            f"Исправь только орфографию и пунктуацию, {p(['стиль не трогай', 'ничего не переписывай'])}:\n"
+            + p(
+                [
+                    "Добрый день Коллеги! Напоминаю что в пятницу в 15:00 состоится встреча по итогам квартала, прошу всех подготовить отчеты и прислать их мне до четверга заранее спасибо.",
+                    "В связи с переездом офиса, доступ к серверной будет ограничен с 10 по 12 марта. Просьба, все вопросы решать через дежурного администратора.",
+                    "Мы провели анализ и выяснили что причиной сбоя стала ошибка в конфигураций балансировщика, которая была исправленна в течении часа.",
+                ]
+            )
+        ),
+        lambda: (
+            "Разметь обращения из чата поддержки одной меткой из списка: ОПЛАТА, ДОСТАВКА, ВОЗВРАТ, ДРУГОЕ. Формат: номер — метка, без комментариев.\n"
+            + "\n".join(
+                f"{i + 1}) {t}"
+                for i, t in enumerate(
+                    R.sample(
+                        [
+                            "не проходит оплата картой мир",
+                            "где мой заказ?? уже неделю жду",
+                            "хочу вернуть кроссовки, не подошёл размер",
+                            "списали деньги дважды",
+                            "курьер не позвонил и уехал",
+                            "у вас есть самовывоз в Казани?",
+                            "пришёл не тот цвет, как оформить возврат",
+                        ],
+                        n(3, 6),
+                    )
+                )
+            )
+        ),
+    ],
+    pt=[
+        lambda: (
+            "Transforma essas mensagens em CSV com as colunas nome;produto;quantidade;cidade. Só o CSV, sem comentário.\n"
+            + "\n".join(
+                R.sample(
+                    [
+                        "[09:14] Juliana: oi! quero 3 potes do mel de laranjeira, entrega em Campinas",
+                        "[09:20] Marcos (Niterói): 2 cafés especiais 250g pfv",
+                        "[10:02] Dona Célia: me separa 1 queijo canastra, sou de BH",
+                        "[10:45] Pedro - Santos: 6 garrafas de cachaça envelhecida",
+                        "[11:30] Ana Paula: 4 granolas sem açúcar, Curitiba",
+                    ],
+                    n(3, 5),
+                )
+            )
+        ),
+        _pt_bullets,
+        lambda: (
+            f"Traduz pro {p(['inglês', 'espanhol'])}, só a tradução: "
+            f'"{p(["O pedido já foi enviado e chega na quinta.", "Consegue confirmar o horário da reunião?", "Corrigimos o problema, desculpa pelo transtorno.", "Segue em anexo a nota fiscal referente a março."])}"'
+        ),
+    ],
+)
+MULTI["math"] += _interleave(
+    "pt ru ja zh",
+    pt=[
+        lambda: f"Calcula o limite quando x → 0 de (1 - cos({n(2, 5)}x)) / x^2 sem usar L'Hôpital.",
+        lambda: (
+            f"Um empréstimo de R$ {n(10, 200)}.000 a {p(['1,2', '1,5', '2,1', '0,9'])}% ao mês, em {p(['12', '24', '36', '48'])} "
+            "parcelas fixas (tabela Price). Qual o valor da parcela e quanto pago de juros no total? Mostra a fórmula."
+        ),
+        lambda: (
+            f"Quantos números de {n(5, 8)} dígitos têm soma dos dígitos igual a {n(15, 30)}? "
+            "Resolve com funções geradoras ou inclusão-exclusão."
+        ),
+    ],
+    ru=[
+        lambda: (
+            f"Найди все натуральные решения уравнения {n(2, 9)}x + {n(10, 40)}y = {n(50, 400)}. Объясни, как получил."
+        ),
+        lambda: (
+            f"В мешке {n(3, 9)} красных и {n(3, 9)} синих шаров. Тянем без возвращения, пока не появятся оба цвета. "
+            "Найди математическое ожидание числа вытянутых шаров."
+        ),
+        lambda: (
+            f"Найди площадь фигуры, ограниченной кривой r = {n(2, 4)} + {n(1, 2)}cos θ. Распиши интеграл."
+        ),
+    ],
+    ja=[
+        lambda: (
+            f"サイコロを{n(4, 10)}回振ったとき、{p(['6の目がちょうど2回出る', '出た目の和が偶数になる', '同じ目が一度も続けて出ない', '1の目が少なくとも1回出る'])}"
+            "確率を既約分数で求めてください。"
+        ),
+        lambda: (
+            (
+                lambda m: (
+                    f"(0,0) から ({m},{m}) まで右か上に1マスずつ進む経路のうち、直線 y = x より上に出ないものは何通りですか。"
+                )
+            )(n(4, 9))
+            + "一般の n についても式を示してください。"
+        ),
+        lambda: (
+            f"ABテストの結果です。A: {n(1000, 3000)}人中{n(50, 120)}人がCV、B: {n(1000, 3000)}人中{n(60, 150)}人がCV。"
+            "母比率の差の検定で p 値を計算して、有意水準5%で有意かどうか判定してください。"
+        ),
+    ],
+    zh=[
+        lambda: (
+            f"已知函数 f(x) = {_poly()}，求 f(x) 在区间 [{n(-3, 0)}, {n(1, 4)}] 上的最小值，要有完整过程。"
+        ),
+        lambda: f"X ~ Poisson({n(2, 9)})，Y ~ Poisson({n(2, 9)})，两者独立，求 P(X = Y)，保留 6 位小数。",
+        lambda: f"曲线 y = x^{n(2, 4)}（0 ≤ x ≤ {n(1, 4)}）绕 x 轴旋转一周，求旋转体的体积，结果用 π 表示。",
+    ],
+)
+MULTI["reasoning"] += _interleave(
+    "ja pt ru zh",
+    ja=[
+        lambda: (
+            f"転職先で迷っています。A社：年収{p(['750万', '820万'])}、フルリモート、創業3年のスタートアップ、ストックオプションあり。"
+            f"B社：年収{p(['680万', '700万'])}、週3出社、大手SIer、残業少なめ、育休の実績あり。"
+            f"{p(['来年子どもが生まれる予定です。', '30代前半、独身です。', '今は地方に住んでいます。'])}"
+            "メリット・デメリットを整理したうえで、どちらにすべきか結論まで出してください。"
+        ),
+        lambda: (
+            f"なぜ{p(['日本のSaaSではPLG（プロダクト主導の成長）がうまくいきにくいと言われるのか', '社内でDXプロジェクトが何度立ち上がっても定着しないのか', '大企業ほど新規事業が育ちにくいのか'])}、"
+            "構造的な要因を掘り下げて分析してください。表面的な理由ではなく、インセンティブや組織の仕組みまで踏み込んでほしいです。"
+        ),
+        _ja_ranking,
+    ],
+    pt=[
+        lambda: (
+            "Quatro colegas — Ana, Bruno, Carla e Diego — pediram cada um uma bebida diferente (café, chá, suco e água) e "
+            "sentaram nos lugares 1 a 4 de um balcão. Quem pediu café sentou ao lado da Ana. O Bruno não toma nada com cafeína. "
+            "A Carla sentou numa ponta e não pediu água. O Diego está no lugar 2. A Ana não gosta de chá. Quem pediu suco está logo à direita de quem pediu chá. "
+            "Dá pra descobrir quem pediu o quê e onde cada um sentou? Mostra o raciocínio."
+        ),
+        lambda: (
+            f"Por que nosso app tem {p(['muito download e pouca retenção', 'muito cadastro e pouca conversão pro plano pago'])}? "
+            f"Números: {n(40, 90)} mil downloads no mês, {n(20, 45)}% abrem no dia 1, {n(3, 12)}% no dia 30. "
+            f"O onboarding tem {n(5, 9)} telas e pede cartão logo no início. Quero uma análise de causa de verdade, "
+            "com hipóteses priorizadas e como testar cada uma, não uma lista genérica de dicas."
+        ),
+        lambda: (
+            f"Recebi duas propostas: CLT de R$ {n(9, 16)} mil com VR, plano de saúde e PLR, ou PJ de R$ {n(15, 24)} mil sem benefício nenhum. "
+            "Analisa os prós e contras (férias, 13º, FGTS, estabilidade, impostos, aposentadoria) e fecha uma recomendação "
+            f"clara pro meu caso: {p(['tenho filho pequeno', 'sou solteiro e quero juntar dinheiro', 'pretendo sair do país em 2 anos'])}."
+        ),
+    ],
+    ru=[
+        _ru_rota,
+        lambda: (
+            f"Почему после перехода на микросервисы релизы стали медленнее, а не быстрее? Было: монолит, релиз раз в неделю. "
+            f"Стало: {n(9, 20)} сервисов, общий стейджинг, релиз раз в две-три недели, на интеграции постоянно что-то ломается. "
+            "Разбери причины по уровням (техника, процессы, оргструктура) и скажи, что из этого первопричина, а что следствие."
+        ),
+        lambda: (
+            f"Разбор полётов. Запустили {p(['подписку для малого бизнеса', 'мобильное приложение для клиентов', 'новый тариф «Про»'])}, "
+            f"результат — {n(15, 45)}% от плана. Что было:\n— исследование провели на 8 знакомых\n"
+            "— цену поставили ниже конкурентов, «чтобы зайти»\n— маркетинг стартовал за неделю до релиза\n"
+            "— поддержка узнала о запуске из соцсетей\n"
+            "Найди корневые причины, отдели их от симптомов и скажи, какое решение было ключевой ошибкой."
+        ),
+    ],
+    zh=[
+        lambda: (
+            "帮我做一下这次故障的根因分析，别只罗列现象，要分清直接原因、根本原因和促成因素，最后说清楚哪个决策点最关键：\n"
+            + p(
+                [
+                    "14:02 运营发起大促推送，流量 3 分钟内涨到平时的 8 倍\n14:05 Redis 大量 key 同时过期（上周把 TTL 统一改成了 1 小时）\n"
+                    "14:06 数据库连接池打满，下单接口超时\n14:09 自动扩容触发，但新实例要拉 2GB 镜像，10 分钟后才就绪\n14:20 值班同学手动限流，14:35 恢复",
+                    "周一：供应商提醒芯片交付可能延迟两周\n周二：采购没有同步给产品，只在周报里提了一句\n"
+                    "周四：市场部按原计划官宣发售日期\n下周三：确认延迟，预售订单没法按时发货，客诉激增",
+                ]
+            )
+        ),
+        _zh_seating,
+        lambda: (
+            f"老板在周会上说：“{p(['竞品都上了 AI 功能，我们不上就会被淘汰，所以下季度所有人先停下手头的事做 AI', '去年加大投放之后营收涨了 30%，说明投放就是增长的关键，今年预算再翻一倍', '用户调研里 80% 的人说想要深色模式，所以深色模式是下个版本最重要的功能'])}”。"
+            "这个论证有哪些逻辑漏洞？隐含了哪些假设？请逐条分析，最后给出你的判断。"
+        ),
+    ],
+)
+MULTI["writing"] += _interleave(
+    "zh ja pt ru",
+    zh=[
+        lambda: (
+            f"帮我们公众号写一篇推文。\n主题：{p(['年轻人为什么开始存钱了', '小团队怎么做出好产品', '城市骑行的十年变化', '一个程序员的慢旅行'])}\n"
+            f"目标读者：{p(['25-35 岁的一线城市白领', '刚毕业的大学生', '中小企业老板'])}\n"
+            f"语气：{p(['真诚、有点幽默，别说教', '温暖克制，像朋友聊天', '干货多，但不枯燥'])}\n"
+            f"篇幅：{p(['2000', '3000'])} 字左右\n结构：开头用一个真实场景切入，中间三段展开，结尾引导关注和留言。标题给 3 个备选。"
+        ),
+        _zh_product_copy,
+        _zh_founder_letter,
+    ],
+    ja=[
+        lambda: (
+            f"ECサイト用の商品説明文を書いてください。商品：{p(['国産ヒノキのまな板', '折りたたみ式の電動自転車', '在宅ワーク用の昇降デスク', 'オーガニックコットンのベビー服'])}。"
+            f"ターゲットは{p(['30〜40代の共働き世帯', '初めて一人暮らしをする大学生', '品質にこだわるシニア層'])}。"
+            "400〜600字で、使う場面が目に浮かぶように。"
+        ),
+        lambda: (
+            f"{p(COMPANIES)}のブランドマニフェストを書いてください。{p(['「速さより、確かさを。」', '「毎日を、少しだけ軽く。」', '「つくる人の味方でいる。」'])}"
+            "という一文を軸に、私たちが何を大切にし、何をしないのかを宣言する文章にしてください。社内外に向けたもので、800字くらい。"
+        ),
+        _ja_eulogy,
+    ],
+    pt=[
+        lambda: (
+            "Escreve um post pro LinkedIn a partir dessas anotações. Quero algo autêntico, em primeira pessoa, "
+            f"sem tom de coach, com um gancho forte na primeira linha:\n{p(PT_NOTES)}"
+        ),
+        lambda: (
+            "Transforma essa ata numa crônica curta e bem-humorada pra newsletter interna, tipo uma historinha com personagens, "
+            f"sem inventar fatos:\n{p(PT_MINUTES)}"
+        ),
+        _pt_toast,
+    ],
+    ru=[
+        lambda: (
+            f"Напиши пост для нашего Telegram-канала: {p(['запустили тёмную тему и офлайн-режим', 'мы переезжаем в новый офис в Казани', 'подводим итоги года — 200 тысяч пользователей'])}. "
+            f"Живо, эмодзи в меру, 1000–1500 знаков, в конце призыв {p(['оставить фидбек в комментариях', 'поделиться с друзьями', 'прийти на нашу встречу'])}."
+        ),
+        _ru_case_study,
+        _ru_toast,
+    ],
+)
+
 FOLLOWUPS: dict[str, list[str]] = {
     "coding": [
         "fix it",
@@ -1272,12 +1922,374 @@ FOLLOWUPS: dict[str, list[str]] = {
 }
 
 
-def fill_followup(text: str) -> str:
+# Terse follow-ups in the language of the templated user turn, written for each language (not
+# translated from FOLLOWUPS). Same ownership rule: follow-up i belongs to source i % len(SOURCES),
+# so 6 per intent give every source one per language. {para} is a pasted paragraph in that
+# language where there is a pool of them (see fill_followup).
+NATIVE_FOLLOWUPS: dict[str, dict[str, list[str]]] = {
+    "zh": {
+        "coding": [
+            "还是报错",
+            "还是不行，这次报这个：\n{trace}",
+            "顺便把测试也写了",
+            "lint 又挂了：\n{lint}",
+            "改成异步的吧",
+            "把 diff 发我看看",
+        ],
+        "tools": [
+            "好的，就这么办",
+            "确认，发吧",
+            "换成明天再查一次",
+            "第一个就行",
+            "算了，取消，改到下周",
+            "另一个也帮我查一下",
+        ],
+        "instruction": [
+            "改成 JSON 输出",
+            "再短一点",
+            "只要标签，别的都不要",
+            "整理成表格",
+            "这条也一样处理：{para}",
+            "去掉解释，只给结果",
+        ],
+        "math": [
+            "不对吧，积分再仔细算一遍",
+            "推广到一般的 n 并证明",
+            "要精确值，不要小数",
+            "如果指数换成 {k} 呢？",
+            "归纳那一步写详细点",
+            "结果对 {k} 取模是多少",
+        ],
+        "reasoning": [
+            "那如果A说的是假话呢？",
+            "你确定吗？第三个条件再核对一下",
+            "这个假设站不住，重新分析",
+            "反过来想呢？如果激励正好相反",
+            "把每种情况都列出来",
+            "所以最后到底选哪个？给个明确结论",
+        ],
+        "writing": [
+            "再煽情一点",
+            "开头再抓人一点，其他不变",
+            "写长一点，1500 字左右，轻松一些",
+            "加一段讲可持续发展的，结尾再有力一点",
+            "换成正式一点的语气",
+            "太像广告了，自然一点",
+        ],
+    },
+    "ja": {
+        "coding": [
+            "まだエラーが出ます",
+            "テストも書いて",
+            "今度はこれが落ちました：\n{test}",
+            "linterに怒られてます：\n{lint}",
+            "同じ修正を他のハンドラにもお願い",
+            "コンパイル通らないです",
+        ],
+        "tools": [
+            "はい、お願いします",
+            "それで予約して",
+            "送っておいてください",
+            "明日の分でもう一回調べて",
+            "やっぱりキャンセルで、来週にして",
+            "一番上のでいいです",
+        ],
+        "instruction": [
+            "JSONで出して",
+            "もっと短く",
+            "ラベルだけでいいです",
+            "表にして",
+            "これも同じようにお願い：{para}",
+            "説明はいらないので結果だけ",
+        ],
+        "math": [
+            "それ違いませんか？積分をもう一度丁寧に",
+            "一般の n で証明して",
+            "小数じゃなくて厳密な値で",
+            "指数が {k} だったら？",
+            "帰納法のステップを詳しく",
+            "答えを {k} で割った余りは？",
+        ],
+        "reasoning": [
+            "本当に？3つ目の条件をもう一度確認して",
+            "Aが嘘をついている場合は？",
+            "その前提はおかしい気がします。分析し直して",
+            "逆の立場から考えるとどうなりますか",
+            "場合分けを全部書き出して",
+            "で、結論はどっち？",
+        ],
+        "writing": [
+            "もう少しエモくして",
+            "書き出しをもっと引きのある感じに",
+            "もっと長く、2000字くらいで",
+            "堅すぎるので、もう少しくだけた感じに",
+            "最後の段落をもっと力強く",
+            "広告っぽさを消して",
+        ],
+    },
+    "ru": {
+        "coding": [
+            "всё ещё падает",
+            "та же ошибка:\n{trace}",
+            "теперь допиши тесты",
+            "линтер опять ругается:\n{lint}",
+            "не компилируется",
+            "а дифф покажешь?",
+        ],
+        "tools": [
+            "да, давай",
+            "отправляй",
+            "бронируй",
+            "попробуй на завтра",
+            "отмени и перенеси на следующую неделю",
+            "бери первый вариант",
+        ],
+        "instruction": [
+            "теперь в JSON",
+            "короче",
+            "только метки, без пояснений",
+            "сделай таблицей",
+            "и с этим так же: {para}",
+            "убери объяснения, только результат",
+        ],
+        "math": [
+            "неверно, пересчитай интеграл аккуратно",
+            "а теперь докажи для произвольного n",
+            "нужно точное значение, не десятичная дробь",
+            "а если показатель {k}?",
+            "распиши шаг индукции подробнее",
+            "дай ответ по модулю {k}",
+        ],
+        "reasoning": [
+            "а если предположить обратное?",
+            "уверен? перепроверь третье условие",
+            "а если второе утверждение ложно?",
+            "это допущение неверное, переделай анализ",
+            "разбери случай, когда A лжёт",
+            "так что в итоге выбрать? дай однозначный ответ",
+        ],
+        "writing": [
+            "сделай короче и живее",
+            "добавь эмоций",
+            "перепиши вступление, чтобы цепляло",
+            "слишком официально, попроще",
+            "добавь абзац про экологию и сильную концовку",
+            "длиннее, слов на полторы тысячи",
+        ],
+    },
+    "pt": {
+        "coding": [
+            "continua dando erro",
+            "mesmo erro:\n{trace}",
+            "agora escreve os testes",
+            "o lint reclamou:\n{lint}",
+            "nao compila",
+            "o CI quebrou de novo\n{test}",
+        ],
+        "tools": [
+            "pode mandar",
+            "sim, faz isso",
+            "reserva",
+            "tenta pra amanhã",
+            "cancela e joga pra semana que vem",
+            "pega o primeiro",
+        ],
+        "instruction": [
+            "agora em JSON",
+            "mais curto",
+            "só os rótulos",
+            "põe numa tabela",
+            "faz o mesmo com esse: {para}",
+            "tira as explicações, só o resultado",
+        ],
+        "math": [
+            "acho que tá errado, refaz a integral com calma",
+            "agora prova pra n qualquer",
+            "quero o valor exato, não decimal",
+            "e se o expoente for {k}?",
+            "detalha o passo da indução",
+            "e o resultado mod {k}?",
+        ],
+        "reasoning": [
+            "e se a Ana estiver mentindo?",
+            "tem certeza? confere a terceira pista",
+            "e se for o contrário?",
+            "essa premissa tá furada, refaz a análise",
+            "lista todos os casos",
+            "tá, mas qual você escolheria? fecha uma resposta",
+        ],
+        "writing": [
+            "mais curto e com mais emoção",
+            "deixa a abertura mais impactante",
+            "tá muito formal, deixa mais leve",
+            "aumenta pra umas 1500 palavras",
+            "tira o tom de propaganda",
+            "coloca um final mais forte",
+        ],
+    },
+    "de": {
+        "coding": [
+            "immer noch derselbe Fehler",
+            "jetzt noch Tests dazu",
+            "der Linter meckert:\n{lint}",
+            "kompiliert nicht",
+            "jetzt kommt das:\n{trace}",
+            "mach das auch asynchron",
+        ],
+        "tools": [
+            "ja, mach",
+            "abschicken",
+            "buch das",
+            "versuch's mit morgen",
+            "storniere das und nimm nächste Woche",
+            "nimm das erste Ergebnis",
+        ],
+        "instruction": [
+            "jetzt als JSON",
+            "kürzer",
+            "nur die Labels bitte",
+            "als Tabelle",
+            "dasselbe hierfür: {para}",
+            "ohne Erklärung, nur das Ergebnis",
+        ],
+        "math": [
+            "das stimmt nicht, rechne das Integral nochmal sorgfältig",
+            "jetzt für allgemeines n beweisen",
+            "exakter Wert, keine Dezimalzahl",
+            "und wenn der Exponent {k} ist?",
+            "zeig den Induktionsschritt",
+            "Ergebnis modulo {k}?",
+        ],
+        "reasoning": [
+            "bist du sicher? prüf die dritte Bedingung nochmal",
+            "und wenn A lügt?",
+            "die Annahme passt nicht, analysier das neu",
+            "was, wenn die Anreize umgekehrt sind?",
+            "geh alle Fälle durch",
+            "und was empfiehlst du jetzt konkret?",
+        ],
+        "writing": [
+            "kürzer und lebendiger",
+            "emotionaler bitte",
+            "der Einstieg muss packender sein",
+            "zu förmlich, lockerer",
+            "länger, so 1500 Wörter",
+            "mach den Schluss stärker",
+        ],
+    },
+    "fr": {
+        "coding": [
+            "toujours la même erreur",
+            "ajoute les tests maintenant",
+            "le linter râle :\n{lint}",
+            "ça compile pas",
+            "maintenant j'ai ça :\n{trace}",
+            "applique la même correction à l'autre handler",
+        ],
+        "tools": [
+            "oui vas-y",
+            "envoie",
+            "réserve",
+            "essaie pour demain",
+            "annule et décale à la semaine prochaine",
+            "prends le premier",
+        ],
+        "instruction": [
+            "maintenant en JSON",
+            "plus court",
+            "juste les étiquettes",
+            "sous forme de tableau",
+            "pareil pour celui-ci : {para}",
+            "sans explication, juste le résultat",
+        ],
+        "math": [
+            "c'est faux, refais l'intégrale proprement",
+            "démontre-le pour n quelconque",
+            "valeur exacte, pas de décimales",
+            "et si l'exposant vaut {k} ?",
+            "détaille l'étape de récurrence",
+            "le résultat modulo {k} ?",
+        ],
+        "reasoning": [
+            "tu es sûr ? revérifie le troisième indice",
+            "et si A ment ?",
+            "cette hypothèse ne tient pas, refais l'analyse",
+            "et si on prend le point de vue inverse ?",
+            "liste tous les cas",
+            "bon, et tu recommandes quoi au final ?",
+        ],
+        "writing": [
+            "plus court et plus vivant",
+            "plus d'émotion stp",
+            "l'accroche doit être plus forte",
+            "trop formel, plus détendu",
+            "plus long, environ 1500 mots",
+            "une fin plus percutante",
+        ],
+    },
+    "es": {
+        "coding": [
+            "sigue fallando",
+            "ahora añade tests",
+            "el linter se queja:\n{lint}",
+            "no compila",
+            "ahora sale esto:\n{trace}",
+            "hazlo asíncrono también",
+        ],
+        "tools": [
+            "sí, dale",
+            "envíalo",
+            "resérvalo",
+            "prueba con mañana",
+            "cancela y pásalo a la semana que viene",
+            "el primero",
+        ],
+        "instruction": [
+            "ahora en JSON",
+            "más corto",
+            "solo las etiquetas",
+            "en una tabla",
+            "lo mismo con este: {para}",
+            "sin explicaciones, solo el resultado",
+        ],
+        "math": [
+            "está mal, rehaz la integral con cuidado",
+            "ahora demuéstralo para n general",
+            "valor exacto, no decimal",
+            "¿y si el exponente es {k}?",
+            "detalla el paso inductivo",
+            "¿el resultado módulo {k}?",
+        ],
+        "reasoning": [
+            "¿seguro? revisa la tercera pista",
+            "¿y si A miente?",
+            "esa suposición no se sostiene, rehaz el análisis",
+            "¿y si lo miras al revés?",
+            "enumera todos los casos",
+            "vale, ¿y qué recomiendas al final?",
+        ],
+        "writing": [
+            "más corto y con más vida",
+            "más emotivo",
+            "el arranque tiene que enganchar más",
+            "demasiado formal, más cercano",
+            "más largo, unas 1500 palabras",
+            "un cierre más fuerte",
+        ],
+    },
+}
+# A native conversation still switches to English now and then ("fix it" after a Chinese request).
+NATIVE_FOLLOWUP_RATE = 0.85
+NATIVE_REPLY_RATE = 0.9
+LANG_PARAGRAPHS = {"zh": ZH_PARAGRAPHS, "ja": JA_PARAGRAPHS, "ru": RU_PARAGRAPHS, "pt": PT_PARAGRAPHS}
+
+
+def fill_followup(text: str, lang: str = "en") -> str:
     return text.format(
         lint=lint_output(),
         trace=traceback(),
         test=test_output(),
-        para=p(PARAGRAPHS),
+        para=p(LANG_PARAGRAPHS.get(lang, PARAGRAPHS)),
         k=n(3, 9),
         voice=p(VOICES),
     )
@@ -1357,6 +2369,269 @@ ASSISTANT_FILLERS = [
     "Aquí tienes la primera versión.",
 ]
 
+# Canned assistant replies in the conversation's language, same shape as ASSISTANT_BY_INTENT.
+_FIX = "\n```python\ndef apply_discount(order, code):\n    rate = DISCOUNTS.get(code, 0)\n    return order.total * (1 - rate)\n```"
+_STUB = "\n```python\ndef f(x):\n    return x\n```"
+NATIVE_REPLIES: dict[str, dict[str, list[str]]] = {
+    "zh": {
+        "coding": [
+            "好的，修复如下：" + _FIX,
+            "我改了 `src/billing/invoice.py`，本地测试已经通过。",
+            "问题出在 handler 里少了 None 判断，补丁如下。",
+        ],
+        "tools": [
+            "找到 3 条匹配结果，要继续吗？",
+            "订单正在配送中，需要我给客户发邮件吗？",
+            "可以创建这个日程，时间再确认一下？",
+        ],
+        "instruction": [
+            '{"name": "王磊", "company": "Kite Analytics"}',
+            "正面\n负面\n中性",
+            "- 预算已批准\n- 第三季度开业\n- 五月开始招聘",
+        ],
+        "math": ["分部积分两次，得到 2 - 5/e。", "由容斥原理，总数是 4320。", "通项公式为 a_n = 2^n + 3n。"],
+        "reasoning": [
+            "情况一：假设 A 是骑士，那么 B 一定是骗子……",
+            "权衡下来：从团队规模看单体更合适，但是……",
+            "漏洞在于把相关性当成了因果。",
+        ],
+        "writing": [
+            "这是初稿：\n\n# 为什么小团队交付更快\n\n每一个好产品的起点……",
+            "新闻稿草稿：\n\n【即时发布】……",
+            "很久很久以前，在世界尽头的一座灯塔里……",
+        ],
+    },
+    "ja": {
+        "coding": [
+            "修正版はこちらです：" + _FIX,
+            "`src/billing/invoice.py` を修正し、ローカルでテストが通りました。",
+            "ハンドラで None チェックが抜けていたのが原因です。パッチは以下の通りです。",
+        ],
+        "tools": [
+            "該当する結果が3件見つかりました。進めてよろしいですか？",
+            "ご注文は配送中です。お客様にメールしましょうか？",
+            "予定を作成できます。この時間でよろしいですか？",
+        ],
+        "instruction": [
+            '{"name": "佐藤 健", "company": "Lumen Bank"}',
+            "ポジティブ\nネガティブ\nニュートラル",
+            "- 予算承認済み\n- 第3四半期に開設\n- 5月から採用開始",
+        ],
+        "math": [
+            "部分積分を2回行うと 2 - 5/e になります。",
+            "包除原理より、求める数は 4320 通りです。",
+            "一般項は a_n = 2^n + 3n です。",
+        ],
+        "reasoning": [
+            "場合1：Aが騎士だと仮定すると、Bは悪党でなければならず……",
+            "トレードオフを整理すると、チーム規模の点ではモノリスが有利ですが……",
+            "この議論の欠陥は、相関から因果を導いている点です。",
+        ],
+        "writing": [
+            "初稿です：\n\n# 小さなチームが速く出荷できる理由\n\nすべての優れたプロダクトは……",
+            "プレスリリース案：\n\n報道関係者各位……",
+            "むかしむかし、世界の果ての灯台に……",
+        ],
+    },
+    "ru": {
+        "coding": [
+            "Вот исправление:" + _FIX,
+            "Поправил `src/billing/invoice.py`, локально тесты проходят.",
+            "Ошибка в том, что в обработчике нет проверки на None; патч ниже.",
+        ],
+        "tools": [
+            "Нашёл 3 подходящих результата. Продолжить?",
+            "Заказ в пути. Написать клиенту?",
+            "Могу создать встречу. Подтвердите время?",
+        ],
+        "instruction": [
+            '{"name": "Ольга Смирнова", "company": "Nimbus"}',
+            "позитивный\nнегативный\nнейтральный",
+            "- Бюджет утверждён\n- Открытие в III квартале\n- Найм с мая",
+        ],
+        "math": [
+            "Дважды интегрируя по частям, получаем 2 - 5/e.",
+            "По формуле включений-исключений получается 4320.",
+            "Общий член: a_n = 2^n + 3n.",
+        ],
+        "reasoning": [
+            "Случай 1: пусть A рыцарь. Тогда B обязан быть лжецом...",
+            "Если взвесить компромиссы: по размеру команды выигрывает монолит, но...",
+            "Ошибка в переходе от корреляции к причинности.",
+        ],
+        "writing": [
+            "Вот первый вариант:\n\n# Почему маленькие команды релизят быстрее\n\nЛюбой хороший продукт начинается...",
+            "Черновик пресс-релиза:\n\nДЛЯ НЕМЕДЛЕННОЙ ПУБЛИКАЦИИ...",
+            "Давным-давно, на маяке на краю света...",
+        ],
+    },
+    "pt": {
+        "coding": [
+            "Aqui está a correção:" + _FIX,
+            "Atualizei `src/billing/invoice.py` e os testes passam localmente.",
+            "O bug é a falta de checagem de None no handler; segue o patch.",
+        ],
+        "tools": [
+            "Encontrei 3 resultados. Posso seguir?",
+            "O pedido está em trânsito. Quer que eu mande um e-mail pro cliente?",
+            "Posso criar o evento. Confirma o horário?",
+        ],
+        "instruction": [
+            '{"name": "Mariana Costa", "company": "Verde Outdoor"}',
+            "positiva\nnegativa\nneutra",
+            "- Orçamento aprovado\n- Escritório abre no 3º tri\n- Contratações a partir de maio",
+        ],
+        "math": [
+            "Integrando por partes duas vezes, obtemos 2 - 5/e.",
+            "Por inclusão-exclusão, o total é 4320.",
+            "A forma fechada é a_n = 2^n + 3n.",
+        ],
+        "reasoning": [
+            "Caso 1: suponha que A é cavaleiro. Então B tem que ser mentiroso...",
+            "Pesando os trade-offs: pelo tamanho do time o monólito ganha, mas...",
+            "A falha está em tirar causalidade de uma correlação.",
+        ],
+        "writing": [
+            "Aqui vai um primeiro rascunho:\n\n# Por que times pequenos entregam mais rápido\n\nTodo grande produto começa...",
+            "Rascunho do press release:\n\nPARA DIVULGAÇÃO IMEDIATA...",
+            "Era uma vez, num farol no fim do mundo...",
+        ],
+    },
+    "de": {
+        "coding": [
+            "Hier ist der Fix:" + _FIX,
+            "Ich habe `src/billing/invoice.py` angepasst, die Tests laufen lokal durch.",
+            "Der Fehler ist die fehlende None-Prüfung im Handler; Patch unten.",
+        ],
+        "tools": [
+            "Ich habe 3 passende Ergebnisse gefunden. Soll ich weitermachen?",
+            "Die Bestellung ist unterwegs. Soll ich dem Kunden mailen?",
+            "Ich kann den Termin anlegen. Passt die Uhrzeit?",
+        ],
+        "instruction": [
+            '{"name": "Jonas Weber", "company": "Acme Robotics"}',
+            "positiv\nnegativ\nneutral",
+            "- Budget genehmigt\n- Eröffnung in Q3\n- Einstellungen ab Mai",
+        ],
+        "math": [
+            "Zweimal partiell integriert ergibt sich 2 - 5/e.",
+            "Mit Inklusion-Exklusion kommt man auf 4320.",
+            "Die geschlossene Form ist a_n = 2^n + 3n.",
+        ],
+        "reasoning": [
+            "Fall 1: Angenommen, A ist ein Ritter. Dann muss B ein Schurke sein...",
+            "Abwägung: bei der Teamgröße spricht viel für den Monolithen, aber...",
+            "Der Fehler ist der Schluss von Korrelation auf Kausalität.",
+        ],
+        "writing": [
+            "Hier ein erster Entwurf:\n\n# Warum kleine Teams schneller liefern\n\nJedes großartige Produkt beginnt...",
+            "Entwurf der Pressemitteilung:\n\nZUR SOFORTIGEN VERÖFFENTLICHUNG...",
+            "Es war einmal ein Leuchtturm am Ende der Welt...",
+        ],
+    },
+    "fr": {
+        "coding": [
+            "Voici le correctif :" + _FIX,
+            "J'ai modifié `src/billing/invoice.py`, les tests passent en local.",
+            "Le bug vient de l'absence de test sur None dans le handler ; patch ci-dessous.",
+        ],
+        "tools": [
+            "J'ai trouvé 3 résultats. Je continue ?",
+            "La commande est en cours de livraison. Je préviens le client par e-mail ?",
+            "Je peux créer l'événement. Tu confirmes l'heure ?",
+        ],
+        "instruction": [
+            '{"name": "Amélie Durand", "company": "Oakline Furniture"}',
+            "positif\nnégatif\nneutre",
+            "- Budget approuvé\n- Ouverture au T3\n- Recrutement dès mai",
+        ],
+        "math": [
+            "Deux intégrations par parties donnent 2 - 5/e.",
+            "Par inclusion-exclusion, on obtient 4320.",
+            "La forme close est a_n = 2^n + 3n.",
+        ],
+        "reasoning": [
+            "Cas 1 : supposons que A soit chevalier. Alors B doit être un fripon...",
+            "En pesant le pour et le contre : côté taille d'équipe, le monolithe l'emporte, mais...",
+            "La faille, c'est de passer de la corrélation à la causalité.",
+        ],
+        "writing": [
+            "Voici un premier jet :\n\n# Pourquoi les petites équipes livrent plus vite\n\nTout grand produit commence...",
+            "Projet de communiqué :\n\nPOUR DIFFUSION IMMÉDIATE...",
+            "Il était une fois, dans un phare au bout du monde...",
+        ],
+    },
+    "es": {
+        "coding": [
+            "Aquí tienes el arreglo:" + _FIX,
+            "He actualizado `src/billing/invoice.py` y los tests pasan en local.",
+            "El fallo es que falta comprobar None en el handler; parche abajo.",
+        ],
+        "tools": [
+            "Encontré 3 resultados. ¿Sigo?",
+            "El pedido está en camino. ¿Le escribo al cliente?",
+            "Puedo crear el evento. ¿Confirmas la hora?",
+        ],
+        "instruction": [
+            '{"name": "Carlos Ruiz", "company": "Lumen Bank"}',
+            "positiva\nnegativa\nneutra",
+            "- Presupuesto aprobado\n- Apertura en el T3\n- Contrataciones desde mayo",
+        ],
+        "math": [
+            "Integrando por partes dos veces se obtiene 2 - 5/e.",
+            "Por inclusión-exclusión, el total es 4320.",
+            "La forma cerrada es a_n = 2^n + 3n.",
+        ],
+        "reasoning": [
+            "Caso 1: supongamos que A es caballero. Entonces B tiene que ser bribón...",
+            "Sopesando: por tamaño de equipo gana el monolito, pero...",
+            "El fallo está en pasar de correlación a causalidad.",
+        ],
+        "writing": [
+            "Aquí va un primer borrador:\n\n# Por qué los equipos pequeños entregan más rápido\n\nTodo gran producto empieza...",
+            "Borrador de nota de prensa:\n\nPARA DIFUSIÓN INMEDIATA...",
+            "Érase una vez, en un faro en el fin del mundo...",
+        ],
+    },
+}
+NATIVE_FILLERS: dict[str, list[str]] = {
+    "zh": ["好的，改动如下：" + _STUB, "这是初稿，看看哪里需要调整。", "完成了，还有别的吗？"],
+    "ja": [
+        "修正内容はこちらです：" + _STUB,
+        "初稿を用意しました。調整したい点があれば教えてください。",
+        "完了しました。他に何かありますか？",
+    ],
+    "ru": ["Вот что я поменял:" + _STUB, "Вот черновик. Скажите, что поправить.", "Готово. Что-нибудь ещё?"],
+    "pt": [
+        "Beleza, olha o que eu mudei:" + _STUB,
+        "Segue um primeiro rascunho. Me diz o que ajustar.",
+        "Pronto. Mais alguma coisa?",
+    ],
+    "de": [
+        "Hier ist meine Änderung:" + _STUB,
+        "Hier ein erster Entwurf. Sag mir, was ich anpassen soll.",
+        "Erledigt. Noch etwas?",
+    ],
+    "fr": [
+        "Voici ce que j'ai changé :" + _STUB,
+        "Voilà le brouillon. Dis-moi ce qu'il faut ajuster.",
+        "C'est fait. Autre chose ?",
+    ],
+    "es": [
+        "Esto es lo que cambié:" + _STUB,
+        "Aquí tienes la primera versión. Dime qué ajusto.",
+        "Hecho. ¿Algo más?",
+    ],
+}
+
+
+def assistant_reply(intent: str | None, lang: str) -> str:
+    """A canned assistant turn: for ``intent`` (else a generic filler), mostly in ``lang``."""
+    native = lang in NATIVE_REPLIES and R.random() < NATIVE_REPLY_RATE
+    if intent is not None and R.random() < 0.7:
+        return p(NATIVE_REPLIES[lang][intent] if native else ASSISTANT_BY_INTENT[intent])
+    return p(NATIVE_FILLERS[lang] if native else ASSISTANT_FILLERS)
+
 
 def typo(text: str, rate: float) -> str:
     """Swap or drop letters in a few words: agents paste fast and typo a lot."""
@@ -1399,8 +2674,8 @@ def tool_result_turns(toolset: str) -> list[dict[str, Any]]:
     ]
 
 
-def sample_text(intent: str, source_idx: int) -> tuple[str, str | None]:
-    """Last user text (and toolset for tools) from a template owned by this source."""
+def sample_text(intent: str, source_idx: int) -> tuple[str, str | None, str]:
+    """Last user text, toolset (tools only) and language, from a template owned by this source."""
     base = {
         "coding": CODING,
         "tools": TOOLS,
@@ -1415,19 +2690,23 @@ def sample_text(intent: str, source_idx: int) -> tuple[str, str | None]:
     # A quarter non-English: 7 languages share it (de, fr, es, zh, ja, ru, pt-BR).
     tpl = p(mpool) if mpool and R.random() < 0.25 else p(pool)
     out = tpl()
+    lang = TEMPLATE_LANG.get(tpl, "en")
     if isinstance(out, tuple):
-        return out
-    return out, None
+        return out[0], out[1], lang
+    return out, None, lang
 
 
-def followup_text(intent: str, source_idx: int) -> str | None:
-    owned = [t for i, t in enumerate(FOLLOWUPS[intent]) if i % len(SOURCES) == source_idx]
-    return fill_followup(p(owned)) if owned else None
+def followup_text(intent: str, source_idx: int, lang: str = "en") -> str | None:
+    """A terse follow-up owned by this source, mostly in ``lang`` (the templated turn's language)."""
+    native = lang in NATIVE_FOLLOWUPS and R.random() < NATIVE_FOLLOWUP_RATE
+    followups = NATIVE_FOLLOWUPS[lang] if native else FOLLOWUPS
+    owned = [t for i, t in enumerate(followups[intent]) if i % len(SOURCES) == source_idx]
+    return fill_followup(p(owned), lang if native else "en") if owned else None
 
 
 def make_request(intent: str, source_idx: int) -> dict[str, Any]:
     source = SOURCES[source_idx]
-    text, toolset = sample_text(intent, source_idx)
+    text, toolset, lang = sample_text(intent, source_idx)
     system = p(SYSTEM_PROMPTS[source]).format(company=p(COMPANIES), voice=p(VOICES))
     messages: list[dict[str, Any]] = []
     if system:
@@ -1450,20 +2729,20 @@ def make_request(intent: str, source_idx: int) -> dict[str, Any]:
     # Earlier turns: unrelated history (coding agents get asked math mid-session).
     if source in ("ide_agent", "chat_ui", "agent_framework", "biz_assistant") and R.random() < 0.5:
         other = p(list(FOLLOWUPS))
-        prev_text, _ = sample_text(other, source_idx)
+        prev_text, _, prev_lang = sample_text(other, source_idx)
         messages += [
             {"role": "user", "content": prev_text[:600]},
-            {"role": "assistant", "content": p(ASSISTANT_FILLERS)},
+            {"role": "assistant", "content": assistant_reply(None, prev_lang)},
         ]
     style = R.random()
-    fu = followup_text(intent, source_idx)
+    fu = followup_text(intent, source_idx, lang)
     if toolset and style < 0.3:
         # Mid tool loop: the user asked, the model called a tool, the result is the last message.
         messages.append({"role": "user", "content": text})
         messages += tool_result_turns(toolset)
     elif fu and style < 0.42:
         # Terse follow-up: the intent is carried by the earlier turn, the last turn is short.
-        reply = p(ASSISTANT_BY_INTENT[intent]) if R.random() < 0.7 else p(ASSISTANT_FILLERS)
+        reply = assistant_reply(intent, lang)
         messages += [
             {"role": "user", "content": text},
             {"role": "assistant", "content": reply},
