@@ -39,8 +39,9 @@ class Breaker:
       success closes the breaker, failure opens it for another ``open_s``.
     * **The health probe** (:meth:`trip`, :meth:`probe_passed`): a failing probe
       opens it at once (the box is down). A passing probe closes a breaker that
-      a failing probe opened (the box is back) and, while closed, clears the
-      count of failed requests. It never closes a breaker that requests opened:
+      a failing probe opened (the box is back). It neither clears the count of
+      failed requests (at low traffic the failures a box piles up between
+      probes are the only evidence) nor closes a breaker that requests opened:
       vLLM's ``/health`` can pass while every completion fails, and closing on
       it would send a burst of doomed requests after every probe.
 
@@ -95,9 +96,7 @@ class Breaker:
 
     def probe_passed(self) -> None:
         """A health probe passed: close only what a failing probe opened."""
-        if self.state == CLOSED:
-            self.failures = 0
-        elif self.opened_by == PROBE:
+        if self.state != CLOSED and self.opened_by == PROBE:
             self._close()
         # Opened by requests: a passing /health says nothing about requests, so
         # the breaker waits for its half-open trial.

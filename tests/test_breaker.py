@@ -70,12 +70,18 @@ def test_passing_probe_closes_a_breaker_that_a_failing_probe_opened() -> None:
     assert b.state == CLOSED
 
 
-def test_passing_probe_clears_isolated_request_failures() -> None:
+def test_only_a_successful_request_clears_request_failures() -> None:
     b = Breaker(threshold=2, open_s=10.0)
     for _ in range(5):
-        b.failure()  # one failure between two passing probes never adds up
-        b.probe_passed()
-        assert b.state == CLOSED
+        b.failure()
+        b.success()  # a request in between worked: isolated failures never add up
+    assert b.state == CLOSED
+    b.failure()
+    for _ in range(5):
+        b.probe_passed()  # /health passing says nothing about requests
+    assert b.state == CLOSED
+    b.failure()  # low traffic: the second failure in a row, probes or not
+    assert (b.state, b.opened_by) == (OPEN, REQUESTS)
 
 
 def test_late_failures_do_not_extend_an_open_breaker_or_change_its_cause() -> None:
@@ -229,5 +235,31 @@ def test_health_200_but_failing_requests_get_only_half_open_trials(
         up = [m for m in messages if local_fake.url in m and " is up" in m]
         assert len(down) == 1 and "requests in a row failed" in down[0], messages
         assert len(up) == 1 and "trial request succeeded" in up[0], messages
+    finally:
+        server.stop()
+
+
+def test_low_traffic_to_a_box_that_fails_requests_opens_the_breaker(
+    local_fake: RunningFake, cloud_fake: RunningFake
+) -> None:
+    """One request every few probe intervals: the failures still add up, so after
+    ``failure_threshold`` of them requests stop trying the broken box first."""
+    config = make_config(
+        local_fake.url,
+        cloud_fake.url,
+        health={"interval_s": INTERVAL_S, "open_s": 60.0, "failure_threshold": THRESHOLD},
+    )
+    server = ProxyServer(config)
+    try:
+        probes = count_passing_probes(server.router.pool, "local")
+        client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+        fake_config(local_fake, fail_status=500)  # every completion fails; /health still says 200
+        for i in range(3 * THRESHOLD):
+            seen = probes["passed"]
+            assert wait_until(lambda seen=seen: probes["passed"] >= seen + 2)  # probes in between
+            assert ask(client, stream=i % 2 == 1) == ("cloud", "1")
+        # Before: every passing probe cleared the count, so all 6 tried the box first.
+        assert len(fake_state(local_fake)["received"]) == THRESHOLD
+        assert local_endpoint(server)["breaker_opened_by"] == "requests"
     finally:
         server.stop()

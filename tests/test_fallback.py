@@ -184,16 +184,18 @@ def test_server_errors_and_admission_503_fall_back(local_fake, cloud_fake):
     try:
         breaker = server.router.pool["local"].endpoints[0].breaker
         for status in (500, 503, 408):
-            # One failed request at a time: a passing probe clears the count before
-            # the next, so the breaker never opens (failing requests in a row would
-            # open it, and then only a successful request closes it again).
-            assert wait_until(lambda: breaker.failures == 0) and server.router.pool["local"].up
+            # One failed request at a time: a successful local request in between
+            # clears the count, so the breaker never opens (failing requests in a row
+            # would open it, and then only a successful trial request closes it again).
+            ok = server.post("/v1/chat/completions", json={"model": "local", "messages": USER})
+            assert served_by(ok) == "local" and breaker.failures == 0 and server.router.pool["local"].up
             fake_config(local_fake, fail_status=status, fail_count=1)
             response = server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})
             assert response.status_code == 200 and served_by(response) == "cloud"
             assert server.router.recorder.rows[-1].fallback_reason == f"http_{status}"
         # A client error is the client's: no fallback, the upstream's answer.
-        assert wait_until(lambda: breaker.failures == 0) and server.router.pool["local"].up
+        ok = server.post("/v1/chat/completions", json={"model": "local", "messages": USER})
+        assert served_by(ok) == "local" and breaker.failures == 0 and server.router.pool["local"].up
         fake_config(local_fake, fail_status=400, fail_count=1)
         response = server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})
         assert response.status_code == 400 and served_by(response) == "local"

@@ -202,6 +202,8 @@ def warm_up(traffic: Traffic, proxy: ProxyServer, local: RunningFake, cloud: Run
     for _ in range(2):
         fake_config(local, fail_status=503, fail_count=1)
         assert traffic.send(LOCAL_BODY).headers["x-offload-fallback"] == "1"
+        # A success in between clears the breaker's count of failed requests.
+        assert traffic.send(LOCAL_BODY).headers["x-offload-fallback"] == "0"
         time.sleep(SCRAPE_S * 1.5)
     assert local_endpoint(proxy)["breaker"] == "closed"  # one failure at a time: never opened
 
