@@ -8,8 +8,7 @@ here does I/O, so deciding costs microseconds.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from router.config import Config
 from router.errors import ProxyError
@@ -24,8 +23,9 @@ _MEDIA_PARTS = frozenset({"image_url", "input_image", "image", "input_audio", "a
 _BYTES_PER_TOKEN = 3.0
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
+    # Immutable like a frozen dataclass, and built in C: 0.24 us against 0.79 us, on a path
+    # that makes one per request (bench/README.md).
     intent: str | None
     confidence: float | None
     route: str  # "local" | "cloud": the kind of backend chosen
@@ -34,7 +34,7 @@ class Decision:
     shadow: Decision | None = None  # shadow mode: what the policy would have chosen
 
     def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = self._asdict()
         out["shadow"] = self.shadow.as_dict() if self.shadow else None
         return out
 
