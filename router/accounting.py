@@ -230,13 +230,10 @@ class UsageRecorder:
     database is hammered and how quickly recovery is noticed.
     """
 
-    def __init__(
-        self, config: DatabaseConfig, *, retry_s: float = 2.0, config_path: str | None = None
-    ) -> None:
+    def __init__(self, config: DatabaseConfig, *, retry_s: float = 2.0) -> None:
         self._cfg = config
         self._enabled = config.enabled
         self._retry_s = retry_s
-        self._config_path = config_path
         self._queue: deque[UsageRow] = deque()
         self._overflow: list[UsageRow] = []
         self._wake = asyncio.Event()
@@ -293,7 +290,7 @@ class UsageRecorder:
             return
         self._engine = make_engine(self._cfg.url)
         try:
-            await asyncio.to_thread(ensure_schema, self._cfg.url, self._config_path)
+            await asyncio.to_thread(ensure_schema, self._cfg.url)
             self._schema_ok = True
         except SchemaOutOfDate:
             raise
@@ -400,7 +397,7 @@ class UsageRecorder:
         assert self._engine is not None
         values = self._values(rows)
         if not self._schema_ok:
-            ensure_schema(self._cfg.url, self._config_path)
+            ensure_schema(self._cfg.url)
             self._schema_ok = True
         try:
             return insert_rows(self._engine, values)

@@ -28,7 +28,7 @@ from router.intake import check_chat, check_completions, check_embeddings, parse
 from router.limits import RateLimits
 from router.metrics import CONTENT_TYPE, Metrics
 from router.policy import Classifier, Decision, Policy, load_classifier
-from router.proxy import Forwarder, route_headers
+from router.proxy import Forwarder
 from router.streaming import until_disconnect
 
 log = logging.getLogger("offload.app")
@@ -69,8 +69,11 @@ class Router:
         self.metrics.decision.observe(time.perf_counter() - t)
         return decision
 
-    def new_row(self, caller: Caller | None, endpoint: str, body: dict[str, Any], size: int) -> UsageRow:
+    def new_row(
+        self, caller: Caller | None, endpoint: str, body: dict[str, Any], size: int, decision: Decision
+    ) -> UsageRow:
         model = body.get("model")
+        shadow = decision.shadow
         return UsageRow(
             request_id=os.urandom(16).hex(),  # as unique as uuid4, a quarter of the cost
             started_at=datetime.now(UTC),
@@ -78,6 +81,14 @@ class Router:
             client=caller.name if caller else None,
             model_requested=model if isinstance(model, str) else None,
             stream=body.get("stream") is True,
+            intent=decision.intent,
+            confidence=decision.confidence,
+            reason=decision.reason,
+            decided_route=decision.route,
+            decided_backend=decision.backend,
+            shadow_backend=shadow.backend if shadow else None,
+            shadow_route=shadow.route if shadow else None,
+            shadow_intent=shadow.intent if shadow else None,
             prompt_tokens=int(size * _TOKENS_PER_BYTE),
             classifier_version=self.policy.classifier_version,
         )
@@ -131,8 +142,7 @@ def create_app(
             check_completions(body)
         decision = state.decide(body, request, len(raw))
         _check_route_allowed(caller, decision)
-        row = state.new_row(caller, endpoint, body, len(raw))
-        _decision_into_row(decision, row)
+        row = state.new_row(caller, endpoint, body, len(raw), decision)
         if state.store_text:
             row.prompt_text = raw.decode("utf-8", "replace")
         work = state.forwarder.forward(body, decision, row, _PATHS[endpoint], t0)
@@ -153,23 +163,25 @@ def create_app(
         raw = await read_body(request, config.server)
         body = parse_json_object(raw, config.server)
         check_embeddings(body)
-        backend = _embeddings_backend(config, request.headers.get("x-offload-route"))
-        decision = Decision(None, None, config.backends[backend].route_name, backend, "embeddings")
+        decision = state.policy.embeddings(request.headers)
         _check_route_allowed(caller, decision)
-        row = state.new_row(caller, "embeddings", body, len(raw))
-        _decision_into_row(decision, row)
+        row = state.new_row(caller, "embeddings", body, len(raw), decision)
         return await _unless_disconnected(
-            request, state.forwarder.forward(body, decision, row, "/embeddings", t0), row, state, t0
+            request, state.forwarder.forward(body, decision, row, _PATHS["embeddings"], t0), row, state, t0
         )
+
+    # What a client may put in `model`: auto, the route aliases, backend names, upstream models.
+    model_ids = ["auto", *(n for n in ("local", "cloud") if config.backend_for_route(n))]
+    model_ids += [n for n in config.backends if n not in model_ids]
+    model_ids += [b.model for b in config.backends.values() if b.model not in model_ids]
 
     @app.get("/v1/models")
     async def models(request: Request) -> Response:
         state.keys.caller(request.headers)
         created = int(time.time())
-        ids = ["auto", *(n for n in ("local", "cloud") if config.backend_for_route(n))]
-        ids += [n for n in config.backends if n not in ids]
-        ids += [b.model for b in config.backends.values() if b.model not in ids]
-        data = [{"id": i, "object": "model", "created": created, "owned_by": "offload-router"} for i in ids]
+        data = [
+            {"id": i, "object": "model", "created": created, "owned_by": "offload-router"} for i in model_ids
+        ]
         return _json({"object": "list", "data": data})
 
     @app.post("/offload/route", openapi_extra=openapi.CHAT)
@@ -283,14 +295,6 @@ def _json(payload: Any, headers: dict[str, str] | None = None, status: int = 200
     return Response(orjson.dumps(payload), status_code=status, media_type="application/json", headers=headers)
 
 
-def _decision_into_row(decision: Decision, row: UsageRow) -> None:
-    row.intent, row.confidence, row.reason = decision.intent, decision.confidence, decision.reason
-    row.decided_route, row.decided_backend = decision.route, decision.backend
-    if decision.shadow is not None:
-        row.shadow_backend, row.shadow_route = decision.shadow.backend, decision.shadow.route
-        row.shadow_intent = decision.shadow.intent
-
-
 def _check_route_allowed(caller: Caller | None, decision: Decision) -> None:
     if caller is None or caller.routes is None:
         return
@@ -301,24 +305,6 @@ def _check_route_allowed(caller: Caller | None, decision: Decision) -> None:
             code="route_not_allowed",
             headers={"x-offload-route": decision.backend},
         )
-
-
-def _embeddings_backend(config: Config, wanted: str | None) -> str:
-    serving = [name for name, b in config.backends.items() if b.embeddings_model]
-    if wanted:
-        name = config.backend_for_route(wanted.strip().lower())
-        if name is None or name not in serving:
-            raise ProxyError(
-                400, f"x-offload-route: {wanted!r} does not serve embeddings", param="x-offload-route"
-            )
-        return name
-    if not serving:
-        raise ProxyError(
-            404,
-            "no backend serves embeddings: set embeddings_model on a backend in the config",
-            code="embeddings_not_configured",
-        )
-    return serving[0]
 
 
 async def _unless_disconnected(
@@ -372,4 +358,4 @@ def _internal_error(request: Request, exc: Exception) -> Response:
     return ProxyError(500, "internal error in offload-router", code="internal_error").response()
 
 
-__all__ = ["create_app", "route_headers"]
+__all__ = ["create_app"]

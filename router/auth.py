@@ -22,9 +22,7 @@ log = logging.getLogger("offload.auth")
 class Caller:
     name: str
     routes: frozenset[str] | None  # None: any route
-    requests_per_minute: int | None = None
-    tokens_per_minute: int | None = None
-    admin: bool = False
+    admin: bool = False  # (per-key limits live in router.limits.RateLimits)
 
 
 def _digest(token: str) -> bytes:
@@ -33,9 +31,10 @@ def _digest(token: str) -> bytes:
 
 class KeyStore:
     def __init__(self, auth: AuthConfig) -> None:
-        self._keys = self._index(auth.keys, admin=False)
-        self._admin = self._index(auth.admin_keys, admin=True)
-        self._all = [*self._keys.items(), *self._admin.items()]
+        self._all = [
+            *self._index(auth.keys, admin=False).items(),
+            *self._index(auth.admin_keys, admin=True).items(),
+        ]
 
     @staticmethod
     def _index(entries: list[ClientKey], admin: bool) -> dict[bytes, Caller]:
@@ -45,15 +44,13 @@ class KeyStore:
                 log.warning("client key %r is disabled: set %s", entry.name, entry.key_env or "its key")
                 continue
             routes = frozenset(entry.routes) if entry.routes else None
-            out[_digest(entry.key)] = Caller(
-                entry.name, routes, entry.requests_per_minute, entry.tokens_per_minute, admin
-            )
+            out[_digest(entry.key)] = Caller(entry.name, routes, admin)
         return out
 
     @property
     def open(self) -> bool:
         """No usable client key: anyone who can reach the port may call."""
-        return not self._keys and not self._admin
+        return not self._all
 
     def caller(self, headers: object) -> Caller | None:
         """The caller behind a request's Authorization header; raises 401 if wrong."""

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import aiohttp
@@ -120,10 +119,15 @@ class Endpoint:
     breaker: Breaker
     session: aiohttp.ClientSession | None = None
     in_flight: int = 0
-    up: bool = True  # takes traffic: its breaker is closed (kept in step by Backend.update)
+    logged_up: bool = True  # what the log last said: Backend.update logs each change once
     waiting: float = 0.0  # vllm:num_requests_waiting, from /metrics
     running: float = 0.0  # vllm:num_requests_running: shown in /readyz next to our own in_flight
     kv_cache_usage: float = 0.0
+
+    @property
+    def up(self) -> bool:
+        """Takes traffic: its breaker is closed."""
+        return self.breaker.state == CLOSED
 
     @property
     def root(self) -> str:
@@ -165,7 +169,7 @@ class Backend:
 
     @property
     def up(self) -> bool:
-        return self.unconfigured is None and any(e.up and e.breaker.state == CLOSED for e in self.endpoints)
+        return self.unconfigured is None and any(e.up for e in self.endpoints)
 
     def _has_room(self, endpoint: Endpoint) -> bool:
         limit = self.config.max_concurrency
@@ -184,7 +188,7 @@ class Backend:
             # endpoint is down, so only the in-flight limit applies here.)
             if e.breaker.state != CLOSED and (limit is None or e.in_flight < limit) and e.breaker.allow():
                 return e
-        healthy = [e for e in self.endpoints if e.up and e.breaker.state == CLOSED]
+        healthy = [e for e in self.endpoints if e.up]
         if not healthy:
             raise Unavailable("backend_down", f"backend {self.name!r} is down")
         with_room = [e for e in healthy if self._has_room(e)]
@@ -233,12 +237,12 @@ class Backend:
         self.update(endpoint, "a trial request succeeded" if trial else "a request succeeded")
 
     def update(self, endpoint: Endpoint, why_up: str) -> None:
-        """Keep ``endpoint.up`` in step with its breaker; log each change once."""
+        """Log each change of ``endpoint.up`` (its breaker closed or not) once."""
         breaker = endpoint.breaker
-        up = breaker.state == CLOSED
-        if up == endpoint.up:
+        up = endpoint.up
+        if up == endpoint.logged_up:
             return
-        endpoint.up = up
+        endpoint.logged_up = up
         if up:
             log.warning("backend %s endpoint %s is up: %s", self.name, endpoint.url, why_up)
         elif breaker.opened_by == PROBE:
@@ -285,21 +289,18 @@ class Pool:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.backends = {name: Backend(name, bc, config.health) for name, bc in config.backends.items()}
+        # Each backend's fallback order, resolved once (it is read on every request).
+        self._chains = {
+            name: [self.backends[n] for n in config.fallback_chain(name)] for name in self.backends
+        }
         self._tasks: list[asyncio.Task[None]] = []
 
     def __getitem__(self, name: str) -> Backend:
         return self.backends[name]
 
-    def candidates(self, first: str) -> Iterator[Backend]:
+    def candidates(self, first: str) -> list[Backend]:
         """The chosen backend, then its fallbacks in order, each once."""
-        seen = {first}
-        yield self.backends[first]
-        fallbacks = self.config.routing.fallbacks
-        route = self.backends[first].route
-        for name in map(self.config.resolve, fallbacks.get(first, fallbacks.get(route, []))):
-            if name not in seen:
-                seen.add(name)
-                yield self.backends[name]
+        return self._chains[first]
 
     async def start(self) -> None:
         for backend in self.backends.values():

@@ -228,12 +228,28 @@ class Config(_Strict):
 
     def backend_for_route(self, route: str) -> str | None:
         """The backend that an alias (``local``/``cloud``) or backend name means."""
-        if route in self.backends:
-            return route
+        return self.route_table().get(route)
+
+    def route_table(self) -> dict[str, str]:
+        """Every name that may stand for a backend → that backend: each backend's own name,
+        and each route alias for the first backend with that route (a name beats an alias).
+        Built on demand: the request path keeps its own copy (Policy)."""
+        table: dict[str, str] = {}
         for name, backend in self.backends.items():
-            if backend.route_name == route:
-                return name
-        return None
+            table.setdefault(backend.route_name, name)
+        table.update((name, name) for name in self.backends)
+        return table
+
+    def fallback_chain(self, first: str) -> list[str]:
+        """``first``, then the backends its traffic falls back to, in order, each once
+        (``routing.fallbacks`` keyed by the backend's name, else by its route)."""
+        fallbacks = self.routing.fallbacks
+        chain = [first]
+        for target in fallbacks.get(first, fallbacks.get(self.backends[first].route_name, [])):
+            name = self.resolve(target)
+            if name not in chain:
+                chain.append(name)
+        return chain
 
 
 # ---------------------------------------------------------------- loading

@@ -451,11 +451,9 @@ async def run(workdir: Path, out: Callable[[str], None]) -> int:
                     await wait_for_local_down(client)
                 outcomes.append(await send(client, item, classifier is not None))
         print_table(outcomes, recorder.seen, out)
-        # Flush the accounting writer: every row is in SQLite before the report reads it.
-        await app.state.router.recorder.stop()
     finally:
         if proxy is not None:
-            await proxy.stop()
+            await proxy.stop()  # its shutdown flushes the writer: every row is in SQLite for the report
         await local.stop()
         await cloud.stop()
     out("")

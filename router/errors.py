@@ -19,6 +19,11 @@ _TYPES = {
 }
 
 
+def _type_for(status: int) -> str:
+    """OpenAI's error ``type`` for an HTTP status."""
+    return _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+
+
 class ProxyError(Exception):
     """An error the proxy answers itself, already in OpenAI's shape."""
 
@@ -37,7 +42,7 @@ class ProxyError(Exception):
         self.message = message
         self.code = code
         self.param = param
-        self.type = type or _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+        self.type = type or _type_for(status)
         self.headers = headers or {}
 
     def body(self) -> bytes:
@@ -72,5 +77,4 @@ def normalise_upstream_error(status: int, body: bytes) -> bytes:
     text = body[:500].decode("utf-8", "replace").strip() or f"upstream answered HTTP {status}"
     if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
         text = parsed["error"]
-    kind = _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return error_body(f"upstream error: {text}", kind, None, None)
+    return error_body(f"upstream error: {text}", _type_for(status), None, None)

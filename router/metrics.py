@@ -12,13 +12,14 @@ reports one worker's share as the whole.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from router.backends import BREAKER_CODES
+from router.config import INTENTS
 from router.errors import ProxyError
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ disable_created_metrics()
 # of a series that did not exist at the previous scrape, so a lone fallback
 # would otherwise never show on the dashboard or in the alert.
 FALLBACK_REASONS = (
-    "backend_down", "breaker_open", "capacity", "unconfigured", "connect_error", "connection_reset",
+    "backend_down", "capacity", "unconfigured", "connect_error", "connection_reset",
     "timeout", "first_byte_timeout", "empty_stream", "http_408", "http_500", "http_502", "http_503", "http_504",
 )  # fmt: skip
 
@@ -116,11 +117,12 @@ class Metrics:
             registry=r,
         )
         self._rejected = {reason: rejections.labels(reason) for reason in REJECT_REASONS}
+        self._children: dict[tuple[object, tuple[str, ...]], Any] = {}
         r.register(_LiveState(pool, recorder))
         self._create_series(pool)
 
     def _create_series(self, pool: Pool) -> None:
-        intents = ("none", "coding", "tools", "instruction", "math", "reasoning", "writing")
+        intents = ("none", *INTENTS)
         for backend in pool.backends.values():
             for intent in intents:
                 for fallback in ("0", "1"):
@@ -143,16 +145,24 @@ class Metrics:
         route = row.route or "none"
         backend = row.backend or "none"
         status_class = f"{row.status // 100}xx" if row.status else "none"
-        self.requests.labels(
-            route, backend, row.intent or "none", status_class, "1" if row.fallback else "0"
-        ).inc()
+        fallback = "1" if row.fallback else "0"
+        self._child(self.requests, (route, backend, row.intent or "none", status_class, fallback)).inc()
         if row.prompt_tokens:
-            self.tokens.labels(route, backend, "prompt").inc(row.prompt_tokens)
+            self._child(self.tokens, (route, backend, "prompt")).inc(row.prompt_tokens)
         if row.completion_tokens:
-            self.tokens.labels(route, backend, "completion").inc(row.completion_tokens)
-        self.duration.labels(route).observe(row.latency_ms / 1000)
+            self._child(self.tokens, (route, backend, "completion")).inc(row.completion_tokens)
+        self._child(self.duration, (route,)).observe(row.latency_ms / 1000)
         if row.ttft_ms is not None:
-            self.ttft.labels(route).observe(row.ttft_ms / 1000)
+            self._child(self.ttft, (route,)).observe(row.ttft_ms / 1000)
+
+    def _child(self, metric: Counter | Histogram, labels: tuple[str, ...]) -> Any:
+        """``metric.labels(*labels)``, remembered: ``labels()`` takes a lock and builds a key
+        on every call (~1 us), and a request looks up to five of them. The label values
+        come from small fixed sets, so the memo stays small."""
+        child = self._children.get((metric, labels))
+        if child is None:
+            child = self._children[metric, labels] = metric.labels(*labels)
+        return child
 
     def fallback(self, from_backend: str, to_backend: str, reason: str) -> None:
         self.fallbacks.labels(from_backend, to_backend, reason).inc()

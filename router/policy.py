@@ -58,14 +58,21 @@ class Policy:
         self.routing = config.routing
         self.classifier = classifier
         self.classifier_version = classifier.version if classifier else None
-        self._default = config.resolve(self.routing.default)
+        # Names and aliases resolved once: resolving per request through the config's
+        # pydantic properties adds up.
+        self._backend_of = config.route_table()
+        self._route_of = {name: b.route_name for name, b in config.backends.items()}
+        self._default = self._backend_of[self.routing.default]
+        self._cloud = self._backend_of.get("cloud", self._default)
+        # Shadow mode: everything goes to shadow_backend (validation requires one).
+        self._shadow = (
+            self._backend_of[self.routing.shadow_backend or ""] if self.routing.mode == "shadow" else None
+        )
         self._intents = config.intent_backends()
-        self._local = config.backend_for_route("local")
-        local = config.backends.get(self._local) if self._local else None
+        self._embeddings = [name for name, b in config.backends.items() if b.embeddings_model]
+        local = config.backends.get(self._backend_of.get("local", ""))
         self._local_context = local.context_window if local else None
         self._local_media = local.accepts_media if local else True
-        # backend name → "local"/"cloud", read once: a pydantic property per request adds up.
-        self._route_of = {name: b.route_name for name, b in config.backends.items()}
 
     # ------------------------------------------------------------- public
 
@@ -75,17 +82,35 @@ class Policy:
         if override is not None:
             return override
         decision = self._decide_by_content(body, body_size)
-        if self.routing.mode == "shadow":
-            shadow = self.config.resolve(self.routing.shadow_backend or decision.backend)
-            return self._make(decision.intent, decision.confidence, shadow, "shadow", shadow=decision)
+        if self._shadow is not None:
+            return self._make(decision.intent, decision.confidence, self._shadow, "shadow", shadow=decision)
         return decision
+
+    def embeddings(self, headers: Any = None) -> Decision:
+        """Embeddings are not classified: the backend named by ``x-offload-route``, else the
+        first backend with an ``embeddings_model``."""
+        wanted = headers.get("x-offload-route") if headers is not None else None
+        if wanted:
+            name = self._backend_of.get(wanted.strip().lower())
+            if name is None or name not in self._embeddings:
+                raise ProxyError(
+                    400, f"x-offload-route: {wanted!r} does not serve embeddings", param="x-offload-route"
+                )
+            return self._make(None, None, name, "embeddings")
+        if not self._embeddings:
+            raise ProxyError(
+                404,
+                "no backend serves embeddings: set embeddings_model on a backend in the config",
+                code="embeddings_not_configured",
+            )
+        return self._make(None, None, self._embeddings[0], "embeddings")
 
     # -------------------------------------------------------------- rules
 
     def _override(self, body: dict[str, Any], headers: Any) -> Decision | None:
         wanted = headers.get("x-offload-route") if headers is not None else None
         if wanted:
-            backend = self.config.backend_for_route(wanted.strip().lower())
+            backend = self._backend_of.get(wanted.strip().lower())
             if backend is None:
                 raise ProxyError(
                     400,
@@ -96,7 +121,7 @@ class Policy:
             return self._make(None, None, backend, "override_header")
         model = body.get("model")
         if isinstance(model, str) and model != "auto":
-            backend = self.config.backend_for_route(model)
+            backend = self._backend_of.get(model)
             if backend is not None:
                 return self._make(None, None, backend, "override_model")
         return None
@@ -128,12 +153,11 @@ class Policy:
         backend = self._intents.get("tools", self._default)
         started = _tool_call_origin(messages)
         if started is not None:
-            backend = self.config.backend_for_route(started) or backend
+            backend = self._backend_of.get(started, backend)
         return self._make("tools", 1.0, backend, "tool_loop")
 
     def _cloud_or_default(self, reason: str) -> Decision:
-        backend = self.config.backend_for_route("cloud") or self._default
-        return self._make(None, None, backend, reason)
+        return self._make(None, None, self._cloud, reason)
 
     def _make(
         self,

@@ -50,13 +50,9 @@ VLLM_ONLY_FIELDS = frozenset(
 _REASONING_FIELDS = ("reasoning", "reasoning_content")
 
 
-class UpstreamFailure(Exception):
-    """The request failed before any byte of an answer: try the next backend."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
+class UpstreamFailure(Unavailable):
+    """The request failed before any byte of an answer: try the next backend. (An
+    ``Unavailable`` means no attempt was made; telling them apart gives 502 or 503.)"""
 
 
 # ------------------------------------------------------------- body
@@ -143,7 +139,7 @@ class Forwarder:
         self, body: dict[str, Any], decision: Decision, row: UsageRow, path: str, t0: float
     ) -> Response:
         """Try the decided backend, then its fallbacks; answer from the first that can."""
-        failures: list[UpstreamFailure | Unavailable] = []
+        failures: list[Unavailable] = []
         last_error: tuple[int, bytes] | None = None
         previous: Backend | None = None
         for backend in self.pool.candidates(decision.backend):
@@ -169,7 +165,7 @@ class Forwarder:
                 row.backend, row.route = backend.name, backend.route
                 if failures:
                     row.fallback, row.fallback_reason = True, failures[-1].reason
-                if body.get("stream") is True and response.status == 200:
+                if row.stream and response.status == 200:
                     first = await self._first_chunk(backend, response)
                     committed = True  # the stream owns the slot from here
                     return self._stream(backend, endpoint, response, first, client_usage, row, t0)
@@ -224,18 +220,16 @@ class Forwarder:
         raise AssertionError("unreachable")
 
     async def _first_chunk(self, backend: Backend, response: aiohttp.ClientResponse) -> bytes:
-        """Wait for the stream's first bytes: until then the request can still move."""
+        """Wait for the stream's first bytes: until then the request can still move.
+        (On failure forward() closes the response: closed, not pooled, makes vLLM abort.)"""
         try:
             async with asyncio.timeout(backend.config.timeouts.first_byte_s):
                 first = await response.content.readany()
         except TimeoutError:
-            response.close()
             raise UpstreamFailure("first_byte_timeout", f"{backend.name}: no first byte in time") from None
         except aiohttp.ClientError as exc:
-            response.close()
             raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
         if not first:
-            response.close()
             raise UpstreamFailure("empty_stream", f"{backend.name}: closed the stream at once")
         return first
 
@@ -243,7 +237,6 @@ class Forwarder:
         try:
             return await response.read()
         except (aiohttp.ClientError, TimeoutError) as exc:
-            response.close()
             raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
 
     def _whole(self, response: aiohttp.ClientResponse, data: bytes, row: UsageRow, t0: float) -> Response:
@@ -348,7 +341,7 @@ class Forwarder:
 
     def _no_backend(
         self,
-        failures: list[UpstreamFailure | Unavailable],
+        failures: list[Unavailable],
         last_error: tuple[int, bytes] | None,
         row: UsageRow,
         t0: float,

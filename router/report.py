@@ -29,8 +29,8 @@ import orjson
 from sqlalchemy import case, func, inspect, make_url, select
 
 from router.config import Config, ConfigError, Price, load_config
-from router.db import make_engine
-from router.models import Usage
+from router.db import is_sqlite, make_engine
+from router.models import usage_table
 
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
 _TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
@@ -61,10 +61,12 @@ def cost(price: Price, prompt: int, completion: int, cached: int) -> float:
 def reference_cloud(config: Config, local_backend: str) -> str | None:
     """The cloud backend whose prices value a local backend's tokens.
 
-    Where that backend's traffic would have gone (its first cloud fallback),
-    else the first cloud backend in the config.
+    Where that backend's traffic would have gone (its first cloud fallback, as the
+    proxy resolves them), else the first cloud backend in the config (also for a
+    backend since removed from the config).
     """
-    for name in config.routing.fallbacks.get(local_backend, []):
+    chain = config.fallback_chain(local_backend)[1:] if local_backend in config.backends else []
+    for name in chain:
         if config.backends[name].route_name == "cloud":
             return name
     return next((n for n, b in config.backends.items() if b.route_name == "cloud"), None)
@@ -90,14 +92,14 @@ def _add(into: dict[str, int], row: dict[str, Any]) -> None:
 def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any]]:
     """One range scan over the month, aggregated by the dimensions the report needs."""
     url = make_url(config.database.url)
-    if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).exists():
+    if is_sqlite(config.database.url) and url.database and not Path(url.database).exists():
         return []  # do not create an empty database file just to report on it
     engine = make_engine(config.database.url, pooled=False)
     try:
         with engine.connect() as conn:
-            if not inspect(conn).has_table(Usage.__tablename__):
+            if not inspect(conn).has_table(usage_table.name):
                 return []  # nothing was ever recorded here
-            u = Usage.__table__.c
+            u = usage_table.c
             stmt = (
                 select(
                     u.route,
@@ -159,9 +161,7 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
                 continue
             spend[backend] = {**c, "cost": _r(cost(config.backends[backend].price, *(c[t] for t in _TOKENS)))}
         elif route == "local":
-            ref = reference_cloud(config, backend) if backend in config.backends else None
-            if ref is None:
-                ref = next((n for n, b in config.backends.items() if b.route_name == "cloud"), None)
+            ref = reference_cloud(config, backend)
             worth = cost(config.backends[ref].price, *(c[t] for t in _TOKENS)) if ref else 0.0
             value[backend] = {**c, "priced_as": ref, "value": _r(worth)}
 

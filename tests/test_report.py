@@ -286,3 +286,17 @@ def test_grafana_sql_matches_build_report(pg_url: str) -> None:
     for route, counts in rep["by_route"].items():
         for key in ("requests", "prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens"):
             assert got[route][key] == counts[key], (route, key)
+
+
+def test_local_tokens_are_priced_as_the_cloud_backend_they_fall_back_to() -> None:
+    """The fallback chain as the proxy resolves it: aliases and route-keyed entries too."""
+    backends = {
+        "spark": {"kind": "vllm", "base_url": "http://a/v1", "model": "m"},
+        "oa": {"kind": "openai", "base_url": "http://b/v1", "model": "m", "api_key": "k"},
+        "oa2": {"kind": "openai", "base_url": "http://c/v1", "model": "m", "api_key": "k"},
+    }
+    by_alias = parse_config({"backends": backends, "routing": {"fallbacks": {"spark": ["cloud"]}}}, env={})
+    assert report.reference_cloud(by_alias, "spark") == "oa"  # "cloud" means the first cloud backend
+    by_route = parse_config({"backends": backends, "routing": {"fallbacks": {"local": ["oa2"]}}}, env={})
+    assert report.reference_cloud(by_route, "spark") == "oa2"  # keyed by route, as Pool.candidates reads it
+    assert report.reference_cloud(by_route, "removed-box") == "oa"  # no longer configured: the first cloud
