@@ -20,9 +20,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from classifier.evaluate import predict_all, route_accuracy
 from classifier.external import SETS, labelled_rows
-from classifier.model import IntentModel, route_of
-from classifier.train import DEFAULT_C, DEFAULT_MIN_DF, Example, export, fit, load_jsonl
+from classifier.model import IntentModel
+from classifier.train import DEFAULT_C, DEFAULT_DATA, DEFAULT_MIN_DF, Example, fit_model, load_jsonl
 
 
 def public_rows(per_set: int) -> list[Example]:
@@ -31,15 +32,16 @@ def public_rows(per_set: int) -> list[Example]:
     return [Example(r["request"], r["intent"], r["source"], r["id"]) for r in rows]
 
 
-def route_accuracy(model: IntentModel, examples: Sequence[Example]) -> float:
-    hits = sum(route_of(model.predict(e.request).intent) == route_of(e.intent) for e in examples)
-    return hits / len(examples) if examples else float("nan")
+def score(model: IntentModel, examples: Sequence[Example]) -> float:
+    """Route accuracy of ``model`` on ``examples``; NaN (printed "nan") for a set with no rows."""
+    if not examples:
+        return float("nan")
+    return route_accuracy([e.intent for e in examples], predict_all(model, examples))
 
 
 def train(corpus: Sequence[Example], public: Sequence[Example], weight: float) -> IntentModel:
     weights = [1.0] * len(corpus) + [weight] * len(public)
-    clf, vec = fit([*corpus, *public], DEFAULT_C, DEFAULT_MIN_DF, sample_weight=weights)
-    return IntentModel.from_json(export(clf, vec))
+    return fit_model([*corpus, *public], DEFAULT_C, DEFAULT_MIN_DF, sample_weight=weights)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--weight", type=float, default=1.0, help="sample weight of a public row")
     args = ap.parse_args(argv)
     chosen = args.sets.split(",")
-    corpus = load_jsonl("classifier/data/train.jsonl")
-    holdout = load_jsonl("classifier/data/holdout.jsonl")
+    corpus = load_jsonl(DEFAULT_DATA)
+    holdout = load_jsonl(DEFAULT_DATA.with_name("holdout.jsonl"))
     every = public_rows(0)  # for scoring
     capped = [e for e in public_rows(args.cap) if e.source in chosen]
     packaged = IntentModel.load()
@@ -64,14 +66,14 @@ def main(argv: list[str] | None = None) -> int:
             else everything
         )
         note = "" if name in chosen else "   never trained on"
-        print(f"{name:<18} {route_accuracy(packaged, rows):9.3f} {route_accuracy(model, rows):9.3f}{note}")
-    print(f"holdout: packaged {route_accuracy(packaged, holdout):.3f}, trained on everything "
-          f"{route_accuracy(everything, holdout):.3f}")  # fmt: skip
+        print(f"{name:<18} {score(packaged, rows):9.3f} {score(model, rows):9.3f}{note}")
+    print(f"holdout: packaged {score(packaged, holdout):.3f}, trained on everything "
+          f"{score(everything, holdout):.3f}")  # fmt: skip
     hits = 0.0
     for source in sorted({e.source for e in corpus}):
         held = [e for e in corpus if e.source == source]
         model = train([e for e in corpus if e.source != source], capped, args.weight)
-        hits += route_accuracy(model, held) * len(held)
+        hits += score(model, held) * len(held)
     print(f"corpus leave-one-source-out with the public rows in training: {hits / len(corpus):.3f}")
     return 0
 

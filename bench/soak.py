@@ -53,22 +53,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from overhead import start  # noqa: E402  (bench/ is on the path when run as a script)
+from overhead import pct, start  # noqa: E402  (bench/ is on the path when run as a script)
 
-from tests.harness import free_port  # noqa: E402
+from tests.harness import TOOLS, USER, free_port  # noqa: E402
 
 CLOUD_KEY = "sk-soak-cloud-key"
-USER = [{"role": "user", "content": "write a python function that reverses a list"}]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "shell",
-            "description": "run a shell command",
-            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
-        },
-    }
-]
 # kind → (share of requests, status the client must see)
 MIX: dict[str, tuple[float, int]] = {
     "plain": (0.35, 200),
@@ -233,11 +222,6 @@ async def run(kinds: list[str], base: str, concurrency: int) -> tuple[Tally, flo
     return tally, wall
 
 
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1000
-
-
 def rows_in(db: Path) -> tuple[int, int, int]:
     """(rows, rows of clients that left mid-stream, fallback rows)."""
     with sqlite3.connect(db) as conn:
@@ -326,7 +310,7 @@ def main() -> int:
     for kind in MIX:
         values = tally.latencies.get(kind, [])
         if values:
-            print(f"    {kind:14s} " + "  ".join(f"p{q} {pct(values, q):7.2f}" for q in (50, 90, 99)))
+            print(f"    {kind:14s} " + "  ".join(f"p{q} {pct(values, q) * 1000:7.2f}" for q in (50, 90, 99)))
     print("  added latency, ms, one request at a time (proxied vs direct to the local fake)")
     series = (
         ("plain total", proxied.latencies, baseline.latencies, "plain"),
@@ -335,9 +319,11 @@ def main() -> int:
     )
     for label, via, direct_of, kind in series:
         p, d = via.get(kind, []), direct_of.get(kind, [])
-        row = "  ".join(
-            f"p{q} {pct(p, q):6.2f} vs {pct(d, q):6.2f} (+{pct(p, q) - pct(d, q):5.2f})" for q in (50, 90, 99)
-        )
+        cells = []
+        for q in (50, 90, 99):
+            via_ms, direct_ms = pct(p, q) * 1000, pct(d, q) * 1000  # overhead's pct is in seconds
+            cells.append(f"p{q} {via_ms:6.2f} vs {direct_ms:6.2f} (+{via_ms - direct_ms:5.2f})")
+        row = "  ".join(cells)
         print(f"    {label:14s} {row}")
     growth = (rss1 - rss0) / rss0 * 100
     print(

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from classifier.model import INTENTS, IntentModel, route_of
-from classifier.train import DEFAULT_C, DEFAULT_MIN_DF, Example, load_jsonl
+from classifier.train import DEFAULT_C, DEFAULT_MIN_DF, Example, fit_model, load_jsonl
 
 ROUTES = ("local", "cloud")
 
@@ -29,6 +29,11 @@ def confusion(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -
 
 def accuracy(gold: Sequence[str], pred: Sequence[str]) -> float:
     return sum(g == p for g, p in zip(gold, pred, strict=True)) / max(1, len(gold))
+
+
+def route_accuracy(gold: Sequence[str], pred: Sequence[str]) -> float:
+    """Share of predicted intents whose route is the gold intent's route (0 when empty)."""
+    return accuracy([route_of(g) for g in gold], [route_of(p) for p in pred])
 
 
 def format_matrix(m: list[list[int]], labels: Sequence[str]) -> str:
@@ -63,14 +68,11 @@ def leave_one_source_out(
     examples: Sequence[Example], c: float, min_df: int
 ) -> list[tuple[str, list[str], list[str]]]:
     """Per source: (source, gold, predictions of a model trained without that source)."""
-    from classifier.train import export, fit
-
     out = []
     for source in sorted({e.source for e in examples}):
         train = [e for e in examples if e.source != source]
         test = [e for e in examples if e.source == source]
-        clf, vec = fit(train, c, min_df)
-        model = IntentModel.from_json(export(clf, vec))
+        model = fit_model(train, c, min_df)
         out.append((source, [e.intent for e in test], predict_all(model, test)))
     return out
 
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         all_gold: list[str] = []
         all_pred: list[str] = []
         for source, gold, pred in leave_one_source_out(examples, args.C, args.min_df):
-            r_acc = accuracy([route_of(g) for g in gold], [route_of(p) for p in pred])
+            r_acc = route_accuracy(gold, pred)
             print(
                 f"held-out source {source:<14} n={len(gold):5d}  intent acc={accuracy(gold, pred):.3f}  route acc={r_acc:.3f}"
             )
@@ -111,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             idx = [i for i, e in enumerate(examples) if e.source == source]
             g = [gold[i] for i in idx]
             p = [pred[i] for i in idx]
-            r_acc = accuracy([route_of(x) for x in g], [route_of(x) for x in p])
+            r_acc = route_accuracy(g, p)
             print(
                 f"source {source:<16} n={len(g):5d}  intent acc={accuracy(g, p):.3f}  route acc={r_acc:.3f}"
                 f"  predicted {dict(Counter(p).most_common())}"

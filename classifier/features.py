@@ -32,7 +32,7 @@ from itertools import chain
 from operator import add, itemgetter
 from typing import Any
 
-from classifier.lexicon import LEXICONS
+from classifier.lexicon import LEXICONS, word_set
 
 # Bump when anything below changes the feature space; weights record it and the loader checks it.
 FEATURE_VERSION = "f12"
@@ -93,14 +93,10 @@ _CODE_LINE_FIRST = re.compile(_CODE_LINE_START)
 _CODE_LINE_NEXT = re.compile("\n" + _CODE_LINE_START)
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 _LANG_STOPWORDS: dict[str, frozenset[str]] = {
-    "de": _words("der die das und ist nicht ich mit für ein eine bitte auf wie sie wir den dem zu"),
-    "fr": _words("le la les et est pas je avec pour un une des du vous nous sur qui que dans"),
-    "es": _words("el la los las y es no con para un una por que del en mi los por favor cómo"),
+    "de": word_set("der die das und ist nicht ich mit für ein eine bitte auf wie sie wir den dem zu"),
+    "fr": word_set("le la les et est pas je avec pour un une des du vous nous sur qui que dans"),
+    "es": word_set("el la los las y es no con para un una por que del en mi los por favor cómo"),
 }
 
 
@@ -180,7 +176,7 @@ def _raw_len(content: Any) -> int:
 
 
 _NO_WORDS: frozenset[str] = frozenset()
-_TOOL_STOP = _words(
+_TOOL_STOP = word_set(
     "the and for from with that this into string integer number object array boolean type function"
 )
 MAX_TOOLS = 16
@@ -317,7 +313,7 @@ _REQLEN_NAMES = _bin_names("reqlen", _REQLEN_EDGES)
 
 
 _MARK_TABLE_DELETE = bytes(b for b in range(256) if chr(b) not in _MARK_CHARS)
-_EXT_TOKENS = _words("py js ts tsx jsx rs kt cpp hpp rb php sql sh yaml yml toml json cfg ini")
+_EXT_TOKENS = word_set("py js ts tsx jsx rs kt cpp hpp rb php sql sh yaml yml toml json cfg ini")
 # Feature names built once: f-strings on the hot path add up at ~25 features per request.
 _MARK_NAMES = {ord(c): (f"mark:{c}:1", f"mark:{c}:2") for c in _MARK_CHARS}
 _LEX_NAMES = {name: [f"lex:{name}:{k}" for k in range(1, 5)] for name in LEXICONS}
@@ -354,8 +350,8 @@ def _lexicon_hits(words: AbstractSet[str]) -> dict[str, int]:
 
 
 _TOOLMATCH_NAMES = ["toolmatch:1", "toolmatch:2", "toolmatch:3"]
-_CODE_KEYWORDS = _words("def class import function const let fn func public include select return elif")
-_REQ_WORD_TOKENS = _words("word words wörter wörtern wort mots palabras page pages seiten páginas")
+_CODE_KEYWORDS = word_set("def class import function const let fn func public include select return elif")
+_REQ_WORD_TOKENS = word_set("word words wörter wörtern wort mots palabras page pages seiten páginas")
 
 
 def _mark_counts(encoded: bytes) -> dict[int, int]:
@@ -365,9 +361,11 @@ def _mark_counts(encoded: bytes) -> dict[int, int]:
     return {ch: marked.count(ch) for ch in set(marked)}
 
 
-def _structural(v: RequestView, user: str, lower: str, encoded: bytes, norm: str, uni: set[str]) -> list[str]:
-    """Shape features. Each check is gated on a token or punctuation already known to be
-    present, so the common case costs set lookups rather than scans of the window."""
+def _structural(v: RequestView, lower: str, encoded: bytes, norm: str, uni: set[str]) -> list[str]:
+    """Shape features of the last user turn (``v.user``). Each check is gated on a token or
+    punctuation already known to be present, so the common case costs set lookups rather than
+    scans of the window."""
+    user = v.user
     s: list[str] = []
     if v.has_tools:
         s.append("tools")
@@ -456,9 +454,18 @@ def cjk_bigrams(text: str) -> list[str]:
     return out
 
 
+def _normalized(text: str) -> tuple[str, bytes, str]:
+    """``(lower, encoded, norm)``: the lower-cased text, its UTF-8 bytes, and those bytes with
+    punctuation to spaces and digits to 0 (see _BYTE_TABLE), decoded. :func:`extract` reads all
+    three; :func:`normalize` only the last."""
+    lower = text.lower()
+    encoded = lower.encode("utf-8", "surrogatepass")
+    return lower, encoded, encoded.translate(_BYTE_TABLE).decode("utf-8", "replace")
+
+
 def normalize(text: str) -> str:
     """Lower-case, punctuation to spaces, digits to 0 (see _BYTE_TABLE)."""
-    return text.lower().encode("utf-8", "surrogatepass").translate(_BYTE_TABLE).decode("utf-8", "replace")
+    return _normalized(text)[2]
 
 
 def tokens(text: str) -> list[str]:
@@ -494,9 +501,7 @@ def _context_lexicons(convo: set[str], short: bool, struct: list[str]) -> None:
 def extract(request: Any) -> Features:
     """All features of one request (see module docstring)."""
     v = view(request)
-    lower = v.user.lower()
-    encoded = lower.encode("utf-8", "surrogatepass")
-    norm = encoded.translate(_BYTE_TABLE).decode("utf-8", "replace")
+    lower, encoded, norm = _normalized(v.user)
     toks = norm.split()
     uni = set(toks)
     n_words = len(toks)
@@ -510,7 +515,7 @@ def extract(request: Any) -> Features:
     prefixes = set(map(_HEAD4, long_words))  # itemgetter: the slicing loop runs in C
     suffixes = set(map(_TAIL4, long_words))
     context: AbstractSet[str] = _system_tokens(v.system) if v.system else _NO_WORDS
-    struct = _structural(v, v.user, lower, encoded, norm, uni)
+    struct = _structural(v, lower, encoded, norm, uni)
     if v.prev or v.prev_user:
         convo = set(tokens(v.prev + "\n" + v.prev_user))
         _context_lexicons(convo, n_words <= 12, struct)

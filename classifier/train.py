@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from classifier.features import FEATURE_VERSION, extract, to_dict
-from classifier.model import INTENTS, WEIGHTS_FORMAT
+from classifier.model import INTENTS, WEIGHTS_FORMAT, IntentModel
 
 DEFAULT_OUT = Path(__file__).parent / "weights" / "intent.json"
 DEFAULT_DATA = Path(__file__).parent / "data" / "train.jsonl"
@@ -102,6 +102,17 @@ def export(clf, vec, meta: dict[str, Any] | None = None) -> bytes:
     return orjson.dumps(doc)
 
 
+def fit_model(
+    examples: Sequence[Example],
+    c: float = DEFAULT_C,
+    min_df: int = DEFAULT_MIN_DF,
+    sample_weight: Sequence[float] | None = None,
+) -> IntentModel:
+    """:func:`fit`, :func:`export` and load: the serving-time model of a fit (needs scikit-learn)."""
+    clf, vec = fit(examples, c, min_df, sample_weight=sample_weight)
+    return IntentModel.from_json(export(clf, vec))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="offload train", description="Train the intent classifier.")
     ap.add_argument(
@@ -125,8 +136,6 @@ def main(argv: list[str] | None = None) -> int:
     raw = export(clf, vec, meta)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_bytes(raw)
-    from classifier.model import IntentModel
-
     model = IntentModel.from_json(raw)
     print(f"trained on {len(examples)} examples {dict(counts)}", file=sys.stderr)
     print(

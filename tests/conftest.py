@@ -11,22 +11,21 @@ import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
 from tests.fakeupstream import RunningFake, start_in_thread
-from tests.harness import ProxyServer, make_config
+from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, make_config
 
-CLOUD_KEY = "sk-cloud-secret-0123456789"
 PG_URL = os.environ.get("OFFLOAD_TEST_POSTGRES_URL")
 
 
 @pytest.fixture
 def local_fake() -> Iterator[RunningFake]:
-    fake = start_in_thread("vllm", model="poolside/Laguna-S-2.1-NVFP4")
+    fake = start_in_thread("vllm", model=LOCAL_MODEL)
     yield fake
     fake.stop()
 
 
 @pytest.fixture
 def cloud_fake() -> Iterator[RunningFake]:
-    fake = start_in_thread("cloud", api_key=CLOUD_KEY, model="gpt-5.1")
+    fake = start_in_thread("cloud", api_key=CLOUD_KEY, model=CLOUD_MODEL)
     yield fake
     fake.stop()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import threading
 import time
@@ -14,6 +13,24 @@ import uvicorn
 from router.accounting import UsageRecorder
 from router.app import create_app
 from router.config import Config, parse_config
+
+# The fake upstreams' models and the cloud's API key, shared by make_config and the conftest fixtures.
+LOCAL_MODEL = "poolside/Laguna-S-2.1-NVFP4"
+CLOUD_MODEL = "gpt-5.1"
+CLOUD_KEY = "sk-cloud-secret-0123456789"
+
+# A coding request and a shell tool: the traffic of the proxy tests and of bench/soak.py.
+USER = [{"role": "user", "content": "write a python function that reverses a list"}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "shell",
+            "description": "run a shell command",
+            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+        },
+    }
+]
 
 
 class MemoryRecorder:
@@ -53,7 +70,7 @@ def make_config(local_url: str, cloud_url: str, **overrides: Any) -> Config:
             "local": {
                 "kind": "vllm",
                 "base_url": local_url,
-                "model": "poolside/Laguna-S-2.1-NVFP4",
+                "model": LOCAL_MODEL,
                 "max_concurrency": 32,
                 "context_window": 262144,
                 "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
@@ -61,8 +78,8 @@ def make_config(local_url: str, cloud_url: str, **overrides: Any) -> Config:
             "cloud": {
                 "kind": "openai",
                 "base_url": cloud_url,
-                "model": "gpt-5.1",
-                "api_key": "sk-cloud-secret-0123456789",
+                "model": CLOUD_MODEL,
+                "api_key": CLOUD_KEY,
                 "embeddings_model": "text-embedding-3-small",
                 "price": {"input_per_mtok": 1.25, "output_per_mtok": 10.0},
             },
@@ -135,4 +152,15 @@ def wait_until(predicate: Any, timeout: float = 5.0, interval: float = 0.02) -> 
     return predicate()
 
 
-__all__ = ["ProxyServer", "asyncio", "free_port", "make_config", "wait_until"]
+__all__ = [
+    "CLOUD_KEY",
+    "CLOUD_MODEL",
+    "LOCAL_MODEL",
+    "TOOLS",
+    "USER",
+    "MemoryRecorder",
+    "ProxyServer",
+    "free_port",
+    "make_config",
+    "wait_until",
+]

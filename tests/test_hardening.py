@@ -24,9 +24,8 @@ from router.config import AuthConfig
 from router.limits import RateLimits
 from tests.conftest import CLOUD_KEY, fake_state
 from tests.fakeupstream import RunningFake, start_in_thread
-from tests.harness import ProxyServer, make_config, wait_until
+from tests.harness import USER, ProxyServer, make_config, wait_until
 
-USER = [{"role": "user", "content": "write a python function that reverses a list"}]
 CHAT = "/v1/chat/completions"
 GOOD = json.dumps({"model": "local", "messages": USER}).encode()
 

@@ -12,19 +12,7 @@ import openai
 import pytest
 
 from tests.conftest import CLOUD_KEY, fake_config, fake_state
-from tests.harness import ProxyServer, free_port, make_config, wait_until
-
-USER = [{"role": "user", "content": "write a python function that reverses a list"}]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "shell",
-            "description": "run a shell command",
-            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
-        },
-    }
-]
+from tests.harness import TOOLS, USER, ProxyServer, free_port, make_config, wait_until
 
 
 def client(proxy: ProxyServer, **kw: object) -> openai.OpenAI:

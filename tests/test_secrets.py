@@ -24,7 +24,7 @@ import pytest
 from router.config import parse_config
 from tests.conftest import fake_config, fake_state
 from tests.fakeupstream import RunningFake, start_in_thread
-from tests.harness import MemoryRecorder, ProxyServer, free_port, wait_until
+from tests.harness import USER, MemoryRecorder, ProxyServer, free_port, wait_until
 
 CLOUD_KEY = "sk-proj-CLOUDSECRETa1b2c3d4e5f6"
 LOCAL_KEY = "vllm-LOCALSECRETf00dfeed"
@@ -38,7 +38,6 @@ SECRETS = {
     CLIENT_KEY: "CLIENTSECRET",
     ADMIN_KEY: "ADMINSECRET",
 }
-USER = [{"role": "user", "content": "write a python function that reverses a list"}]
 
 
 class Everything(logging.Handler):

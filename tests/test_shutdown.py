@@ -25,10 +25,9 @@ import pytest
 import yaml
 
 from tests.conftest import CLOUD_KEY, fake_config
-from tests.harness import free_port, wait_until
+from tests.harness import USER, free_port, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
-USER = [{"role": "user", "content": "write a python function that reverses a list"}]
 GRACE_S = 10
 
 

@@ -2674,19 +2674,22 @@ def tool_result_turns(toolset: str) -> list[dict[str, Any]]:
     ]
 
 
+# The English templates of each intent (the other languages' are in MULTI).
+TEMPLATES_BY_INTENT: dict[str, list[Tpl]] = {
+    "coding": CODING,
+    "tools": TOOLS,
+    "instruction": INSTRUCTION,
+    "math": MATH,
+    "reasoning": REASONING,
+    "writing": WRITING,
+}
+
+
 def sample_text(intent: str, source_idx: int) -> tuple[str, str | None, str]:
     """Last user text, toolset (tools only) and language, from a template owned by this source."""
-    base = {
-        "coding": CODING,
-        "tools": TOOLS,
-        "instruction": INSTRUCTION,
-        "math": MATH,
-        "reasoning": REASONING,
-        "writing": WRITING,
-    }[intent]
-    multi = MULTI[intent]
-    pool = [t for i, t in enumerate(base) if i % len(SOURCES) == source_idx]
-    mpool = [t for i, t in enumerate(multi) if i % len(SOURCES) == source_idx]
+    # Template i belongs to source i % len(SOURCES): this source's are every len(SOURCES)-th.
+    pool = TEMPLATES_BY_INTENT[intent][source_idx :: len(SOURCES)]
+    mpool = MULTI[intent][source_idx :: len(SOURCES)]
     # A quarter non-English: 7 languages share it (de, fr, es, zh, ja, ru, pt-BR).
     tpl = p(mpool) if mpool and R.random() < 0.25 else p(pool)
     out = tpl()
@@ -2700,7 +2703,7 @@ def followup_text(intent: str, source_idx: int, lang: str = "en") -> str | None:
     """A terse follow-up owned by this source, mostly in ``lang`` (the templated turn's language)."""
     native = lang in NATIVE_FOLLOWUPS and R.random() < NATIVE_FOLLOWUP_RATE
     followups = NATIVE_FOLLOWUPS[lang] if native else FOLLOWUPS
-    owned = [t for i, t in enumerate(followups[intent]) if i % len(SOURCES) == source_idx]
+    owned = followups[intent][source_idx :: len(SOURCES)]
     return fill_followup(p(owned), lang if native else "en") if owned else None
 
 
