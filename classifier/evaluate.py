@@ -1,8 +1,12 @@
-"""``offload eval FILE.jsonl [--weights PATH] [--loso] [--by-source]``: accuracy and confusion matrices.
+"""``offload eval FILE.jsonl [--weights PATH] [--loso] [--by-source] [--by FIELD]``: accuracy and confusion matrices.
 
 Without ``--loso`` the (packaged or given) weights are scored on FILE: per-intent accuracy,
 the 6x6 intent confusion matrix and the 2x2 local/cloud route matrix, and with ``--by-source``
-one accuracy line per ``source``. With ``--loso`` FILE is treated as a training corpus: for
+(or ``--by FIELD``: ``format``, ``language``, ``intent``, ``group`` of the sealed sets) one
+accuracy line per value. With ``--policy`` the route is the proxy's: each request goes through
+``router.policy.Policy.decide`` with the packaged config (``config/router.yaml``, or the given
+one), so a tool-loop turn takes its task's decision and a low-confidence prediction follows
+``routing.low_confidence``; the intent shown is the one the decision carries. With ``--loso`` FILE is treated as a training corpus: for
 each ``source`` a model is fitted on all other sources and scored on the held-out one (needs
 scikit-learn), so template families cannot vouch for themselves.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from classifier.model import INTENTS, IntentModel, route_of
 from classifier.train import DEFAULT_C, DEFAULT_MIN_DF, Example, fit_model, load_jsonl
@@ -46,22 +51,93 @@ def format_matrix(m: list[list[int]], labels: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def report(title: str, gold: Sequence[str], pred: Sequence[str]) -> str:
+def report(title: str, gold: Sequence[str], pred: Sequence[str], routes: Sequence[str] | None = None) -> str:
+    """Accuracy and confusion matrices; ``routes``: the decided routes (default: each predicted
+    intent's route)."""
     g_route = [route_of(g) for g in gold]
-    p_route = [route_of(p) for p in pred]
+    p_route = list(routes) if routes is not None else [route_of(p) for p in pred]
+    labels = INTENTS + ("?",) if "?" in pred else INTENTS
     return "\n".join(
         [
             f"== {title}: n={len(gold)}  intent accuracy={accuracy(gold, pred):.3f}  "
             f"route accuracy={accuracy(g_route, p_route):.3f}",
-            format_matrix(confusion(gold, pred, INTENTS), INTENTS),
+            format_matrix(confusion(gold, pred, labels), labels),
             "",
             format_matrix(confusion(g_route, p_route, ROUTES), ROUTES),
         ]
     )
 
 
+def field_of(example: Example, name: str) -> str:
+    """A line's value for ``name``: the gold intent, its source, or one of its other tags."""
+    if name == "intent":
+        return example.intent
+    if name == "source":
+        return example.source
+    return example.tags.get(name, "?")
+
+
+def by_field(
+    examples: Sequence[Example], pred: Sequence[str], name: str, routes: Sequence[str] | None = None
+) -> str:
+    """One line per value of ``name``: n, intent and route accuracy, and what was predicted."""
+    lines = []
+    for value in sorted({field_of(e, name) for e in examples}):
+        idx = [i for i, e in enumerate(examples) if field_of(e, name) == value]
+        g = [examples[i].intent for i in idx]
+        p = [pred[i] for i in idx]
+        if routes is None:
+            r_acc = route_accuracy(g, p)
+        else:
+            r_acc = accuracy([route_of(x) for x in g], [routes[i] for i in idx])
+        lines.append(
+            f"{name} {value:<16} n={len(g):5d}  intent acc={accuracy(g, p):.3f}  route acc={r_acc:.3f}"
+            f"  predicted {dict(Counter(p).most_common())}"
+        )
+    return "\n".join(lines)
+
+
+def before_after(gold: Sequence[str], before: Sequence[str], after: Sequence[str], old: str, new: str) -> str:
+    """Intent and route accuracy of two models on the same labelled file, side by side."""
+    fixed = sum(b != g == a for g, b, a in zip(gold, before, after, strict=True))
+    broken = sum(b == g != a for g, b, a in zip(gold, before, after, strict=True))
+    return "\n".join(
+        [
+            f"{'':<10}{'before':>10}{'after':>10}   ({old} -> {new}, n={len(gold)})",
+            f"{'intent':<10}{accuracy(gold, before):>10.3f}{accuracy(gold, after):>10.3f}",
+            f"{'route':<10}{route_accuracy(gold, before):>10.3f}{route_accuracy(gold, after):>10.3f}",
+            f"fixed {fixed}, broken {broken}",
+        ]
+    )
+
+
 def predict_all(model: IntentModel, examples: Sequence[Example]) -> list[str]:
     return [model.predict(e.request).intent for e in examples]
+
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "config" / "router.yaml"
+
+
+def policy_decide_all(
+    model: IntentModel, examples: Sequence[Example], config: str | Path = DEFAULT_CONFIG
+) -> list[tuple[str, str]]:
+    """(intent, route) of each request as the proxy decides it: ``Policy.decide`` with the
+    config's routing (chat-shaped requests; a ``prompt`` body is a completions request). The
+    intent is the decision's (a tool-loop turn carries its task's), or ``?`` when none."""
+    import orjson
+
+    from router.config import load_config
+    from router.dialects import CHAT, COMPLETIONS
+    from router.policy import Policy
+
+    policy = Policy(load_config(str(config)), model)
+    out = []
+    for e in examples:
+        body = e.request if isinstance(e.request, dict) else {"messages": e.request}
+        dialect = COMPLETIONS if "messages" not in body and "prompt" in body else CHAT
+        decision = policy.decide(body, None, len(orjson.dumps(body)), dialect)
+        out.append((decision.intent or "?", decision.route))
+    return out
 
 
 def leave_one_source_out(
@@ -82,12 +158,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("file", help="labelled JSONL")
     ap.add_argument("--weights", default=None, help="JSON weights (default: packaged)")
     ap.add_argument(
+        "--compare",
+        metavar="BASELINE",
+        help="also score these weights ('packaged' for the shipped ones) and print before and after",
+    )
+    ap.add_argument(
         "--loso", action="store_true", help="leave-one-source-out over FILE (trains; needs scikit-learn)"
+    )
+    ap.add_argument(
+        "--policy",
+        nargs="?",
+        const=str(DEFAULT_CONFIG),
+        default=None,
+        metavar="CONFIG",
+        help="route as the proxy decides: Policy.decide with CONFIG (default: config/router.yaml)",
     )
     ap.add_argument("--C", type=float, default=DEFAULT_C)
     ap.add_argument("--min-df", type=int, default=DEFAULT_MIN_DF)
     ap.add_argument("--errors", type=int, default=0, help="print up to N misclassified ids")
     ap.add_argument("--by-source", action="store_true", help="also print accuracy per source")
+    ap.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="also print accuracy per value of a line's FIELD (format, language, intent, group; repeatable)",
+    )
     args = ap.parse_args(argv)
     examples = load_jsonl(args.file)
     if args.loso:
@@ -105,19 +201,15 @@ def main(argv: list[str] | None = None) -> int:
     model = IntentModel.load(args.weights)
     pred = predict_all(model, examples)
     gold = [e.intent for e in examples]
+    if args.compare:
+        baseline = IntentModel.load(None if args.compare == "packaged" else args.compare)
+        print(before_after(gold, predict_all(baseline, examples), pred, baseline.version, model.version))
+        print()
     print(f"weights {model.version}; sources {dict(Counter(e.source for e in examples))}")
     print(report(args.file, gold, pred))
-    if args.by_source:
+    for by in (["source"] if args.by_source else []) + args.by:
         print()
-        for source in sorted({e.source for e in examples}):
-            idx = [i for i, e in enumerate(examples) if e.source == source]
-            g = [gold[i] for i in idx]
-            p = [pred[i] for i in idx]
-            r_acc = route_accuracy(g, p)
-            print(
-                f"source {source:<16} n={len(g):5d}  intent acc={accuracy(g, p):.3f}  route acc={r_acc:.3f}"
-                f"  predicted {dict(Counter(p).most_common())}"
-            )
+        print(by_field(examples, pred, by))
     if args.errors:
         wrong = [(e.id, e.intent, p) for e, p in zip(examples, pred, strict=True) if e.intent != p]
         for ex_id, g, p in wrong[: args.errors]:

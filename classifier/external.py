@@ -290,7 +290,7 @@ def labelled_rows(pset: PromptSet, per_set: int, seed: int) -> tuple[list[dict[s
     """A deterministic sample of ``per_set`` rows of one set (all if 0 or more than it has), in
     file order, and the set's size. The sample depends only on ``seed`` and the set's name."""
     items = list(pset.load())
-    keep = range(len(items))
+    keep: range | list[int] = range(len(items))
     if 0 < per_set < len(items):
         keep = sorted(random.Random(f"{seed}:{pset.name}").sample(range(len(items)), per_set))
     rows = [

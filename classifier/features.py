@@ -27,15 +27,26 @@ import re
 import string
 from bisect import bisect_right
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from operator import add, itemgetter
 from typing import Any
 
+from classifier.ask import (
+    CONVERSATION_RESET,
+    NO_ASK,
+    REDIRECTS,
+    Ask,
+    find_ask,
+    is_tool_result,
+    is_wrapper,
+    redirections,
+    strip_wrappers,
+)
 from classifier.lexicon import LEXICONS, word_set
 
 # Bump when anything below changes the feature space; weights record it and the loader checks it.
-FEATURE_VERSION = "f12"
+FEATURE_VERSION = "f14"
 
 # Windows (characters). The last user turn decides; context only nudges.
 # 1 KB of the last user turn: every turn in the training corpus (max 747 chars) and holdout
@@ -45,6 +56,11 @@ USER_HEAD = 384
 USER_TAIL = 640
 SYSTEM_HEAD = 256
 PREV_TAIL = 256
+ASK_SCAN = 1280  # of each end of a user turn, searched for the ask (wrappers can be long)
+PAYLOAD_HEAD = 192  # of the pasted material: a weaker signal than the ask
+PAYLOAD_TAIL = 192
+PAYLOAD_CJK = 48  # of each end of the payload window, for CJK character bigrams
+_SYSTEM_ROLES = ("system", "developer")
 MAX_MESSAGES_SCANNED = 48
 MAX_PARTS = 16
 CJK_HEAD = 192  # of the user window, for character bigrams
@@ -60,12 +76,14 @@ NS_PREFIX = "p:"
 NS_SUFFIX = "x:"
 NS_CONTEXT = "c:"
 NS_STRUCT = "s:"
+NS_PAYLOAD = "q:"  # pasted material of the last user turn (f13): weaker than the ask
 NAMESPACE_SCALE: dict[str, float] = {
     NS_USER: 1.0,
     NS_PREFIX: 0.5,
     NS_SUFFIX: 0.5,
     NS_CONTEXT: 0.5,
     NS_STRUCT: 1.0,
+    NS_PAYLOAD: 0.5,
 }
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # tool descriptions only (cached per tool)
@@ -109,6 +127,7 @@ class Features:
     suffixes: set[str]
     context: AbstractSet[str]  # may be a cached frozenset: never mutate
     struct: list[str]
+    payload: set[str] = field(default_factory=set)  # tokens of the pasted material (f13)
 
 
 # --------------------------------------------------------------------------- text access
@@ -117,7 +136,7 @@ class Features:
 def _part_text(part: Any) -> str:
     if isinstance(part, str):
         return part
-    if isinstance(part, dict) and part.get("type") in ("text", "input_text", None):
+    if isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text", None):
         text = part.get("text")
         if isinstance(text, str):
             return text
@@ -126,7 +145,8 @@ def _part_text(part: Any) -> str:
 
 def content_text(content: Any, budget: int) -> str:
     """Text of a message content (string or list of parts), at most ~``budget`` chars kept
-    from each end. Unknown part types (images, audio, files) contribute nothing."""
+    from each end. Unknown part types (images, audio, files) and agents' wrapper parts
+    (``ask.is_wrapper``: reminders, environment blocks) contribute nothing."""
     if isinstance(content, str):
         return _window(content, budget, budget)
     if not isinstance(content, list):
@@ -136,7 +156,7 @@ def content_text(content: Any, budget: int) -> str:
     total = 0
     for part in parts:
         text = _part_text(part)
-        if text:
+        if text and not is_wrapper(text):
             text = _window(text, budget, budget)
             pieces.append(text)
             total += len(text)
@@ -155,7 +175,7 @@ def _window(text: str, head: int, tail: int) -> str:
 class RequestView:
     """The bounded slices of a request that the features read."""
 
-    user: str  # windowed last user turn
+    user: str  # windowed ask of the last user turn (wrappers and pasted material removed)
     user_len: int  # full length of the last user turn (cheap: len of the raw string/parts)
     system: str
     prev: str  # tail of the turn next to the last user turn (tool result or assistant reply)
@@ -165,19 +185,23 @@ class RequestView:
     n_messages: int
     last_role: str
     is_completion: bool
-
-
-def _raw_len(content: Any) -> int:
-    if isinstance(content, str):
-        return len(content)
-    if isinstance(content, list):
-        return sum(len(_part_text(p)) for p in content[:MAX_PARTS])
-    return 0
+    payload: str = ""  # windowed pasted material of the last user turn (code, text, items)
+    whole: str = ""  # the windowed last user turn as sent (ask and payload): its shape features
+    kind: str = ""  # how the ask was found: "", "edit", "fim", "rag", "tool_result" (ask.find_ask)
+    n_tools: int = 0  # how many tools the request offers
 
 
 _NO_WORDS: frozenset[str] = frozenset()
+# Words any tool description is full of: English function words and what every tool does (get,
+# list, use, file, data, ...). An ask uses them whatever it asks; since f14 they no longer make
+# ``toolmatch`` fire on maths and reasoning asks inside agents.
 _TOOL_STOP = word_set(
-    "the and for from with that this into string integer number object array boolean type function"
+    """the and for from with that this into string integer number object array boolean type function
+    about after all also any are can does each get has have how its may more must not only other should
+    some such than their them then there these they use used uses using what when where which while who
+    will you your given specified provided current new one two data value values info information result
+    results return returns output input content contents file files user users tool tools list set run
+    read write"""
 )
 MAX_TOOLS = 16
 
@@ -213,15 +237,78 @@ def _tool_words(tools: list[Any]) -> frozenset[str]:
     return frozenset(words)
 
 
+def _user_ask(content: Any) -> tuple[Ask, int]:
+    """The ask of one user message (``ask.find_ask`` on its windowed, unwrapped text) and the
+    message's raw length. Cline's tool-result parts and Continue's context items (a fenced file
+    as its own part) are payload, not ask."""
+    if isinstance(content, list):
+        texts: list[str] = []
+        payload: list[str] = []
+        saw_result = False
+        raw = 0  # the length of what the user sent, wrapper parts left out
+        parts = content if len(content) <= 2 * MAX_PARTS else content[:MAX_PARTS] + content[-MAX_PARTS:]
+        for part in parts:
+            text = _part_text(part)
+            if not text or is_wrapper(text):
+                continue
+            raw += len(text)
+            text = _window(text, ASK_SCAN, ASK_SCAN)
+            if is_tool_result(text):
+                saw_result = True
+                payload.append(text)
+            elif text.startswith(("```", "<document")) and len(parts) > 1:
+                payload.append(text)
+            else:
+                texts.append(text)
+        found = find_ask("\n\n".join(texts)) if texts else NO_ASK
+        if payload:
+            joined = "\n".join(payload)
+            found = Ask(
+                found.ask,
+                found.payload + "\n" + joined if found.payload else joined,
+                found.kind or ("tool_result" if saw_result and not found.ask else ""),
+            )
+        return found, raw
+    if isinstance(content, str):
+        return find_ask(_window(content, ASK_SCAN, ASK_SCAN)), len(content)
+    return NO_ASK, 0
+
+
+def _simple_view(
+    text: str, tools: Any, has_tools: bool, tool_words: frozenset[str], n: int, role: str, completion: bool
+) -> RequestView:
+    """A bare string or completions ``prompt``: the ask is found in it like in a user turn."""
+    found = find_ask(_window(text, ASK_SCAN, ASK_SCAN))
+    whole = _window(text, USER_HEAD, USER_TAIL)
+    return RequestView(
+        _window(found.ask, USER_HEAD, USER_TAIL),
+        len(text),
+        "",
+        "",
+        "",
+        has_tools,
+        tool_words,
+        n,
+        role,
+        completion,
+        _window(found.payload, PAYLOAD_HEAD, PAYLOAD_TAIL),
+        whole,
+        found.kind,
+        len(tools) if has_tools else 0,
+    )
+
+
 def view(request: Any) -> RequestView:
-    """Extract the bounded text windows of a request. Never raises on malformed input."""
+    """Extract the bounded text windows of a request. Never raises on malformed input.
+
+    The last user turn is the last user message with an ask once wrappers are removed
+    (``ask.find_ask``): a Codex ``<environment_context>`` turn or a Cline tool-result turn is
+    skipped for the user message before it."""
     if not isinstance(request, dict):
-        text = request if isinstance(request, str) else ""
-        return RequestView(
-            _window(text, USER_HEAD, USER_TAIL), len(text), "", "", "", False, _NO_WORDS, 0, "", False
-        )
-    tools = request.get("tools") or request.get("functions")
-    has_tools = isinstance(tools, list) and len(tools) > 0
+        return _simple_view(request if isinstance(request, str) else "", None, False, _NO_WORDS, 0, "", False)
+    offered = request.get("tools") or request.get("functions")
+    tools: list[Any] = offered if isinstance(offered, list) else []
+    has_tools = len(tools) > 0
     tool_words = _tool_words(tools) if has_tools else _NO_WORDS
     messages = request.get("messages")
     if messages is None and "prompt" in request:
@@ -229,22 +316,11 @@ def view(request: Any) -> RequestView:
         if isinstance(prompt, list):
             prompt = "\n".join(p for p in prompt[:MAX_PARTS] if isinstance(p, str))
         text = prompt if isinstance(prompt, str) else ""
-        return RequestView(
-            _window(text, USER_HEAD, USER_TAIL), len(text), "", "", "", has_tools, tool_words, 0, "", True
-        )
+        if isinstance(request.get("suffix"), str) and text:
+            text = "<fim_prefix>" + text  # a completions body with a suffix is fill-in-the-middle
+        return _simple_view(text, tools, has_tools, tool_words, 0, "", True)
     if isinstance(messages, str):
-        return RequestView(
-            _window(messages, USER_HEAD, USER_TAIL),
-            len(messages),
-            "",
-            "",
-            "",
-            has_tools,
-            tool_words,
-            1,
-            "user",
-            False,
-        )
+        return _simple_view(messages, tools, has_tools, tool_words, 1, "user", False)
     if not isinstance(messages, list):
         return RequestView("", 0, "", "", "", has_tools, tool_words, 0, "", False)
     n = len(messages)
@@ -253,29 +329,36 @@ def view(request: Any) -> RequestView:
     if tail and isinstance(tail[-1], dict):
         role = tail[-1].get("role")
         last_role = role if isinstance(role, str) else ""
-    user, user_len, prev = "", 0, ""
-    user_idx = -1
+    found, user_len, user_idx = NO_ASK, 0, -1
+    fallback: tuple[Ask, int, int] | None = None
     for i in range(len(tail) - 1, -1, -1):
         msg = tail[i]
         if isinstance(msg, dict) and msg.get("role") == "user":
-            content = msg.get("content")
-            user = content_text(content, USER_TAIL)
-            if user:
-                user = _window(user, USER_HEAD, USER_TAIL)
-                user_len = _raw_len(content)
-                user_idx = i
+            ask, raw = _user_ask(msg.get("content"))
+            if ask.ask or (ask.payload and ask.kind != "tool_result"):
+                found, user_len, user_idx = ask, raw, i
                 break
+            if fallback is None and ask.payload:
+                fallback = (ask, raw, i)
+                last_role = last_role if last_role in ("tool", "function") else "tool"
+    if user_idx < 0 and fallback is not None:
+        found, user_len, user_idx = fallback
     if user_idx < 0 and tail:  # no user turn: the last message with text stands in for it
         msg = tail[-1]
         if isinstance(msg, dict):
-            user = _window(content_text(msg.get("content"), USER_TAIL), USER_HEAD, USER_TAIL)
-            user_len = len(user)
+            found = find_ask(content_text(msg.get("content"), ASK_SCAN))
+            user_len = len(found.ask)
             user_idx = len(tail) - 1
+    user = _window(found.ask, USER_HEAD, USER_TAIL)
+    payload = _window(found.payload, PAYLOAD_HEAD, PAYLOAD_TAIL)
+    whole = user if not payload else user + "\n" + payload
     # Mid tool loop the last message (the tool result) is the freshest context; otherwise the
-    # turn right after the last user turn, or the one right before it.
+    # turn right after the last user turn, or the one right before it. System turns (Claude
+    # Code's mid-conversation one, aider's trailing reminder) are wrapper, not context.
+    prev = ""
     last = len(tail) - 1
     for j in (last if last > user_idx else -1, user_idx + 1, user_idx - 1):
-        if 0 <= j < len(tail) and isinstance(tail[j], dict):
+        if 0 <= j < len(tail) and isinstance(tail[j], dict) and tail[j].get("role") not in _SYSTEM_ROLES:
             prev = content_text(tail[j].get("content"), PREV_TAIL)[-PREV_TAIL:]
             if prev:
                 break
@@ -283,14 +366,35 @@ def view(request: Any) -> RequestView:
     for j in range(user_idx - 1, -1, -1):
         msg = tail[j]
         if isinstance(msg, dict) and msg.get("role") == "user":
-            prev_user = content_text(msg.get("content"), PREV_TAIL)[-PREV_TAIL:]
-            break
+            content = msg.get("content")
+            if isinstance(content, str) and content.startswith(CONVERSATION_RESET):
+                break  # aider: the turns before this are its examples
+            earlier = content_text(content, PREV_TAIL)
+            if earlier and not is_wrapper(earlier):
+                prev_user = strip_wrappers(earlier)[-PREV_TAIL:]
+                if prev_user:
+                    break
     system = ""
     for msg in messages[:4]:
-        if isinstance(msg, dict) and msg.get("role") in ("system", "developer"):
+        if isinstance(msg, dict) and msg.get("role") in _SYSTEM_ROLES:
             system = content_text(msg.get("content"), SYSTEM_HEAD)[:SYSTEM_HEAD]
             break
-    return RequestView(user, user_len, system, prev, prev_user, has_tools, tool_words, n, last_role, False)
+    return RequestView(
+        user,
+        user_len,
+        system,
+        prev,
+        prev_user,
+        has_tools,
+        tool_words,
+        n,
+        last_role,
+        False,
+        payload,
+        whole,
+        found.kind,
+        len(tools) if has_tools else 0,
+    )
 
 
 # --------------------------------------------------------------------------- features
@@ -317,6 +421,9 @@ _EXT_TOKENS = word_set("py js ts tsx jsx rs kt cpp hpp rb php sql sh yaml yml to
 # Feature names built once: f-strings on the hot path add up at ~25 features per request.
 _MARK_NAMES = {ord(c): (f"mark:{c}:1", f"mark:{c}:2") for c in _MARK_CHARS}
 _LEX_NAMES = {name: [f"lex:{name}:{k}" for k in range(1, 5)] for name in LEXICONS}
+_REDIRECT_NAMES = {flag: f"redirect:{flag}" for flag in REDIRECTS}
+_PAYLOAD_NAMES = ("pay:1", "pay:2", "pay:3")
+_PAYLOAD_EDGES = (120, 400)
 _CTX_LEX_NAMES = {
     name: ([f"clex:{name}:{k}" for k in range(1, 4)], [f"short_clex:{name}:{k}" for k in range(1, 4)])
     for name in LEXICONS
@@ -349,7 +456,10 @@ def _lexicon_hits(words: AbstractSet[str]) -> dict[str, int]:
     return {name: names.count(name) for name in set(names)}
 
 
-_TOOLMATCH_NAMES = ["toolmatch:1", "toolmatch:2", "toolmatch:3"]
+_TOOLMATCH_NAMES = ["toolmatch:1", "toolmatch:2", "toolmatch:3", "toolmatch:0"]
+_TOOLMATCH_MANY = ["toolmatch_many:1", "toolmatch_many:2", "toolmatch_many:3", "toolmatch_many:0"]
+_TOOLS_MANY = "tools:many"
+FEW_TOOLS = 6  # more tools than this: an agent's standing list rather than a task's tools
 _CODE_KEYWORDS = word_set("def class import function const let fn func public include select return elif")
 _REQ_WORD_TOKENS = word_set("word words wörter wörtern wort mots palabras page pages seiten páginas")
 
@@ -362,18 +472,26 @@ def _mark_counts(encoded: bytes) -> dict[int, int]:
 
 
 def _structural(v: RequestView, lower: str, encoded: bytes, norm: str, uni: set[str]) -> list[str]:
-    """Shape features of the last user turn (``v.user``). Each check is gated on a token or
+    """Shape features of the last user turn as sent (``v.whole``: ask and payload); ``lower``,
+    ``encoded``, ``norm`` and ``uni`` are of that whole turn. Each check is gated on a token or
     punctuation already known to be present, so the common case costs set lookups rather than
     scans of the window."""
-    user = v.user
+    user = v.whole
     s: list[str] = []
     if v.has_tools:
-        s.append("tools")
+        # How many tools, and whether the ask names what they do, told apart by the size of
+        # the list (f14): a client that offers a few specific tools (get_weather, book_room)
+        # says what it is for, and an ask that names them is asking for one; a coding agent
+        # offers the same long list whatever is asked, and its generic words (read, write,
+        # search, list, task) match maths and writing asks as often as tool asks.
+        many = v.n_tools > FEW_TOOLS
+        s.append(_TOOLS_MANY if many else "tools")
         hits = len(uni & v.tool_words)
+        names = _TOOLMATCH_MANY if many else _TOOLMATCH_NAMES
         if hits:
-            s.extend(_TOOLMATCH_NAMES[: min(hits, 3)])
+            s.extend(names[: min(hits, 3)])
         else:
-            s.append("toolmatch:0")
+            s.append(names[3])
     if v.last_role == "tool" or v.last_role == "function":
         s.append("last_tool")
     if v.is_completion:
@@ -426,14 +544,18 @@ def _structural(v: RequestView, lower: str, encoded: bytes, norm: str, uni: set[
         s.append("multiline")
     if marks.get(123) and '":' in user:  # 123 = "{"
         s.append("json")
-    for name, hits in _lexicon_hits(uni).items():
+    return s
+
+
+def _ask_lexicons(words: AbstractSet[str], struct: list[str]) -> None:
+    """Domain-lexicon hits of the ask, and the language its stop words say."""
+    for name, hits in _lexicon_hits(words).items():
         lex_names = _LEX_NAMES.get(name)
         if lex_names is not None:
             # Cumulative levels (>=1, >=2, ...) so evidence adds up monotonically.
-            s.extend(lex_names[: min(hits, 4)])
+            struct.extend(lex_names[: min(hits, 4)])
         elif hits >= 2:  # a language's stop words
-            s.append(name)
-    return s
+            struct.append(name)
 
 
 # Chinese, Japanese and Korean are written without spaces, so a whitespace "token" of them is a
@@ -498,29 +620,51 @@ def _context_lexicons(convo: set[str], short: bool, struct: list[str]) -> None:
             struct.extend(names[short][: min(hits, 3)])
 
 
-def extract(request: Any) -> Features:
-    """All features of one request (see module docstring)."""
-    v = view(request)
-    lower, encoded, norm = _normalized(v.user)
+def _words(norm: str, head: int, tail: int) -> tuple[set[str], int]:
+    """Tokens of normalised text (plus CJK character bigrams from a shorter window) and an
+    estimate of its number of words."""
     toks = norm.split()
-    uni = set(toks)
+    words = set(toks)
     n_words = len(toks)
     if not norm.isascii():
         # A CJK character says about what a short word says: half the window is plenty, and it
         # keeps a page of distinct characters (~500 bigrams) inside the p99 budget.
-        bigrams = cjk_bigrams(_window(norm, CJK_HEAD, CJK_TAIL))
-        uni.update(bigrams)
+        bigrams = cjk_bigrams(_window(norm, head, tail))
+        words.update(bigrams)
         n_words += len(bigrams) // 2  # a CJK word is about two characters
+    return words, n_words
+
+
+def extract(request: Any) -> Features:
+    """All features of one request (see module docstring)."""
+    v = view(request)
+    lower, encoded, norm = _normalized(v.user)
+    uni, n_words = _words(norm, CJK_HEAD, CJK_TAIL)
     long_words = [w for w in uni if len(w) >= MIN_SUBWORD_LEN]
     prefixes = set(map(_HEAD4, long_words))  # itemgetter: the slicing loop runs in C
     suffixes = set(map(_TAIL4, long_words))
     context: AbstractSet[str] = _system_tokens(v.system) if v.system else _NO_WORDS
-    struct = _structural(v, lower, encoded, norm, uni)
+    pay: set[str] = set()
+    if v.payload:
+        p_lower, p_encoded, p_norm = _normalized(v.payload)
+        pay = _words(p_norm, PAYLOAD_CJK, PAYLOAD_CJK)[0]
+        struct = _structural(
+            v, lower + "\n" + p_lower, encoded + b"\n" + p_encoded, norm + "\n" + p_norm, uni | pay
+        )
+        struct.append(_PAYLOAD_NAMES[bisect_right(_PAYLOAD_EDGES, len(v.payload))])
+    else:
+        struct = _structural(v, lower, encoded, norm, uni)
+    _ask_lexicons(uni, struct)
+    if v.kind:
+        struct.append("ask:" + v.kind)
+    if not uni:
+        struct.append("noask")
+    struct.extend(map(_REDIRECT_NAMES.__getitem__, redirections(lower, uni)))
     if v.prev or v.prev_user:
         convo = set(tokens(v.prev + "\n" + v.prev_user))
         _context_lexicons(convo, n_words <= 12, struct)
         context = convo | context
-    return Features(uni, prefixes, suffixes, context, struct)
+    return Features(uni, prefixes, suffixes, context, struct, pay)
 
 
 def to_dict(f: Features) -> dict[str, float]:
@@ -537,4 +681,6 @@ def to_dict(f: Features) -> dict[str, float]:
             d[ns + k] = scale
     for k in f.struct:
         d[NS_STRUCT + k] = NAMESPACE_SCALE[NS_STRUCT]
+    for k in f.payload:
+        d[NS_PAYLOAD + k] = NAMESPACE_SCALE[NS_PAYLOAD]
     return d

@@ -48,7 +48,7 @@ LEXICONS: dict[str, frozenset[str]] = {
         fairy tale feature magazine column editorial persuasive wedding homepage about founder announcement
         announcing long form longform blogartikel artikel geschichte rede schreibe schreib werbetext wörter
         rédige écris communiqué histoire discours article mots récit escribe redacta cuento ensayo artículo
-        discurso palabras historia"""),
+        discurso palabras historia haiku limerick sonnet ode fable anecdote obituary blurb vows lullaby"""),
     "instruction": word_set("""extract json yaml csv reformat classify classification label labels categorize categorise sentiment
         summarize summarise summary tl dr tldr bullet bullets rewrite rephrase shorten translate translation grammar
         spelling proofread parse normalize normalise markdown lowercase uppercase snake_case paraphrase bulleted
@@ -64,9 +64,15 @@ LEXICONS: dict[str, frozenset[str]] = {
         def return self const elif fn func struct impl println console var lambda void static boolean nullptr
         fehler funktion klasse fonction corrige corriger código función clase prueba pruebas"""),
     "tools": word_set("""weather forecast schedule meeting calendar event book booking reserve reservation flight flights email
-        mail send post message slack remind reminder order orders refund track tracking lookup look search find check
-        status price quote stock convert currency ticket create update crm contact pull call fetch wetter termin
-        erstelle buche sende bestellung réserve envoie rendez commande météo busca pedido reserva envía tiempo"""),
+        mail slack remind reminder order orders refund tracking price quote stock currency ticket crm contact wetter
+        termin erstelle buche sende bestellung réserve envoie rendez commande météo busca pedido reserva envía
+        tiempo"""),
+    # Generic action verbs (f14): a tool request uses them, and so does any ask made inside a
+    # coding agent ("check the formula", "look at the design doc and decide", "find the closed
+    # form"). Counted apart from the tools lexicon's domain words so that they weigh what they
+    # are worth there rather than what they are worth beside "weather" or "refund".
+    "toolverb": word_set("""send post message track lookup look search find check status create update pull call fetch
+        convert list run grep"""),
 }
 
 # Chinese, Japanese, Russian and Brazilian Portuguese (f12). CJK entries are two-character words
@@ -100,4 +106,4 @@ _MORE: dict[str, str] = {
         статья блог пост эссе рассказ историю роман стихотворение речь релиз рекламный бренд слоган artigo
         ensaio conto história romance poema discurso texto marca slogan""",
 }
-LEXICONS = {name: words | word_set(_MORE[name]) for name, words in LEXICONS.items()}
+LEXICONS = {name: words | word_set(_MORE.get(name, "")) for name, words in LEXICONS.items()}

@@ -22,6 +22,7 @@ from classifier.features import (
     FEATURE_VERSION,
     NAMESPACE_SCALE,
     NS_CONTEXT,
+    NS_PAYLOAD,
     NS_PREFIX,
     NS_STRUCT,
     NS_SUFFIX,
@@ -47,6 +48,9 @@ class Prediction(NamedTuple):
     # A NamedTuple rather than a frozen dataclass: built in C, ~0.4 us less per request.
     intent: str
     confidence: float  # probability of the top class, 0..1
+    # Every class's probability, in the model's ``classes`` order: what a caller needs to
+    # decide a low-confidence request by where most of the probability lies.
+    probabilities: tuple[float, ...] = ()
 
 
 def _softmax(logits: list[float]) -> list[float]:
@@ -69,6 +73,7 @@ class IntentModel:
         "_suffix",
         "_context",
         "_struct",
+        "_payload",
         "_prior",
     )
 
@@ -89,7 +94,9 @@ class IntentModel:
         self._suffix: dict[str, int] = {}
         self._context: dict[str, int] = {}
         self._struct: dict[str, int] = {}
+        self._payload: dict[str, int] = {}
         by_namespace = {
+            NS_PAYLOAD: self._payload,
             NS_USER: self._user,
             NS_PREFIX: self._prefix,
             NS_SUFFIX: self._suffix,
@@ -145,15 +152,17 @@ class IntentModel:
             *filter(None, map(self._suffix.get, f.suffixes)),
             *filter(None, map(self._context.get, f.context)),
             *filter(None, map(self._struct.get, f.struct)),
+            *filter(None, map(self._payload.get, f.payload)),
         ]
         # ones @ rows is the column sum; numpy's matmul has less per-call overhead than sum(0).
         return (self._ones[: len(idx)] @ self._weights.take(idx, 0)).tolist()
 
     def _from_logits(self, logits: list[float]) -> Prediction:
-        # Only the top class and its probability are needed: p_top = 1 / sum(exp(x - top)).
         top = max(logits)
-        total = sum(map(math.exp, [x - top for x in logits]))
-        return Prediction(self.classes[logits.index(top)], min(1.0, max(0.0, 1.0 / total)))
+        exps = list(map(math.exp, [x - top for x in logits]))  # six classes: ~1 us in all
+        total = sum(exps)
+        probabilities = tuple(e / total for e in exps)
+        return Prediction(self.classes[logits.index(top)], min(1.0, max(0.0, 1.0 / total)), probabilities)
 
     def predict_proba(self, request: Any) -> list[float]:
         """Class probabilities in ``self.classes`` order (raises on bugs; for tests/eval)."""
@@ -164,7 +173,7 @@ class IntentModel:
         extractor cannot make sense of yields the prior (the intercept-only prediction)."""
         try:
             features = extract(request)
-            if not features.user and not features.context:
+            if not features.user and not features.context and not features.payload:
                 return self._prior  # no text anywhere: shape alone is not evidence
             return self._from_logits(self.logits(features))
         except Exception:  # the proxy must keep routing whatever arrives

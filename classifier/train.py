@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ DEFAULT_OUT = Path(__file__).parent / "weights" / "intent.json"
 DEFAULT_DATA = Path(__file__).parent / "data" / "train.jsonl"
 DEFAULT_C = 1.0
 DEFAULT_MIN_DF = 2
+DEFAULT_LABEL_WEIGHT = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,9 @@ class Example:
     intent: str
     source: str
     id: str
+    # The line's other string fields (the sealed sets' ``format``, ``language``, ``group``), for
+    # ``offload eval --by FIELD``.
+    tags: dict[str, str] = field(default_factory=dict)
 
 
 def load_jsonl(path: str | Path) -> list[Example]:
@@ -47,8 +51,11 @@ def load_jsonl(path: str | Path) -> list[Example]:
             intent = doc.get("intent")
             if intent not in INTENTS:
                 raise ValueError(f"{path}:{lineno}: unknown intent {intent!r}")
+            tags = {k: v for k, v in doc.items() if isinstance(v, str) and k not in ("id", "intent")}
             out.append(
-                Example(doc.get("request"), intent, str(doc.get("source", "?")), str(doc.get("id", lineno)))
+                Example(
+                    doc.get("request"), intent, str(doc.get("source", "?")), str(doc.get("id", lineno)), tags
+                )
             )
     return out
 
@@ -118,16 +125,38 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--data", action="append", help="labelled JSONL (repeatable); default: the packaged corpus"
     )
+    ap.add_argument(
+        "--labels",
+        action="append",
+        default=[],
+        help="the team's own labelled JSONL (offload export, corrected by hand; repeatable), merged in",
+    )
+    ap.add_argument(
+        "--label-weight",
+        type=float,
+        default=DEFAULT_LABEL_WEIGHT,
+        help="how much one team label counts against one corpus example (default %(default)s)",
+    )
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="where to write the JSON weights")
     ap.add_argument("--C", type=float, default=DEFAULT_C, help="inverse L2 strength")
     ap.add_argument("--min-df", type=int, default=DEFAULT_MIN_DF)
     args = ap.parse_args(argv)
     paths = args.data or [str(DEFAULT_DATA)]
-    examples = [e for p in paths for e in load_jsonl(p)]
-    clf, vec = fit(examples, args.C, args.min_df)
+    if not args.data and not DEFAULT_DATA.exists():
+        # An installed wheel carries the weights only; the corpus lives in the checkout.
+        print(f"no training corpus at {DEFAULT_DATA}: pass --data FILE.jsonl", file=sys.stderr)
+        return 2
+    corpus = [e for p in paths for e in load_jsonl(p)]
+    labels = [e for p in args.labels for e in load_jsonl(p)]
+    examples = corpus + labels
+    # A team label is rare and exactly what the team means: it counts label_weight times.
+    weights = [1.0] * len(corpus) + [args.label_weight] * len(labels) if labels else None
+    clf, vec = fit(examples, args.C, args.min_df, sample_weight=weights)
     counts = Counter(e.intent for e in examples)
     meta = {
         "data": [Path(p).name for p in paths],
+        "labels": [Path(p).name for p in args.labels],
+        "label_weight": args.label_weight if labels else None,
         "n": len(examples),
         "counts": dict(counts),
         "C": args.C,

@@ -1,10 +1,15 @@
-"""The ASGI app: endpoints wired to auth, intake, policy, forwarding, accounting."""
+"""The ASGI app: endpoints wired to auth, intake, policy, forwarding, accounting.
+
+Every forwarding endpoint (``router.dialects.BY_PATH``: Chat Completions,
+completions, embeddings, Responses, Messages and count_tokens) runs the same
+handler with its API's dialect; errors are answered in that API's shape.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -23,18 +28,30 @@ from router.accounting import UsageRecorder, UsageRow
 from router.auth import Caller, KeyStore
 from router.backends import Pool
 from router.config import Config
-from router.errors import ProxyError
-from router.intake import check_chat, check_completions, check_embeddings, parse_json_object, read_body
+from router.dialects import BY_PATH, CHAT, COMPLETIONS, Dialect
+from router.errors import ProxyError, SecretMask, shape_for_path
+from router.intake import check_chat, check_completions, parse_json_object, read_body
 from router.limits import RateLimits
 from router.metrics import CONTENT_TYPE, Metrics
 from router.policy import Classifier, Decision, Policy, load_classifier
-from router.proxy import Forwarder
+from router.proxy import Call, Forwarder
+from router.redact import redact_urls
+from router.response_ids import ResponseOwners
+from router.shadow import ShadowRuns
+from router.shared import shared_state
 from router.streaming import until_disconnect
 
 log = logging.getLogger("offload.app")
 
-_PATHS = {"chat": "/chat/completions", "completions": "/completions", "embeddings": "/embeddings"}
 _TOKENS_PER_BYTE = 0.25  # prompt estimate when the upstream never reports usage
+_OPENAPI = {
+    "/v1/chat/completions": openapi.CHAT,
+    "/v1/completions": openapi.COMPLETIONS,
+    "/v1/embeddings": openapi.EMBEDDINGS,
+    "/v1/responses": openapi.RESPONSES,
+    "/v1/messages": openapi.MESSAGES,
+    "/v1/messages/count_tokens": openapi.COUNT_TOKENS,
+}
 
 
 class Router:
@@ -43,44 +60,81 @@ class Router:
     def __init__(self, config: Config, classifier: Classifier | None, recorder: UsageRecorder) -> None:
         self.config = config
         self.keys = KeyStore(config.auth)
-        self.limits = RateLimits([*config.auth.keys, *config.auth.admin_keys])
-        self.policy = Policy(config, classifier)
-        self.pool = Pool(config)
+        # Slots, limits and response ids: in process, or shared by the replicas (state:).
+        self.shared = shared_state(config.state)
+        self.limits = RateLimits([*config.auth.keys, *config.auth.admin_keys], store=self.shared.windows)
+        self.owners = ResponseOwners(store=self.shared.owners)
+        self.policy = Policy(config, classifier, self.owners)
+        self.pool = Pool(config, self.shared.slots)
         self.recorder = recorder
         self.metrics = Metrics(self.pool, recorder)
-        self.forwarder = Forwarder(self.pool, config.routing.capacity, self.finish, self.metrics.fallback)
+        secrets = [b.api_key for b in config.backends.values()]
+        secrets += [k.key for k in (*config.auth.keys, *config.auth.admin_keys)]
+        self.forwarder = Forwarder(
+            self.pool,
+            config.routing.capacity,
+            self.finish,
+            self.metrics.fallback,
+            SecretMask(secrets),
+            self.owners,
+        )
+        self.shadows = ShadowRuns(
+            config.routing.shadow_runs, self.pool, self.forwarder, recorder.record, self.metrics.shadow_run
+        )
         self.store_text = config.database.store_text
 
     def finish(self, row: UsageRow) -> None:
-        """A request is over: count it and queue its row (never waits on the database)."""
+        """A request is over: count it, queue its row (never waits on the database) and
+        settle the tokens admit() reserved for it with what it really used."""
+        from router.limits import current_reservation
+
         self.metrics.observe(row)
         self.recorder.record(row)
-        self.limits.add_tokens(row.client, row.prompt_tokens + row.completion_tokens)
+        used = row.prompt_tokens + row.completion_tokens
+        reservation = current_reservation.get()  # this request's: its task's context
+        if reservation.name is not None and reservation.name == row.client:
+            self.limits.settle(reservation, used)
+        else:
+            self.limits.add_tokens(row.client, used)
 
-    def admit(self, request: Request) -> Caller | None:
-        """The authenticated caller, counted against its per-minute limits (401/429)."""
+    async def admit(self, request: Request) -> Caller | None:
+        """The authenticated caller, counted against its per-minute limits (401/429), with an
+        estimate of its tokens (Content-Length, a default output) held until finish()."""
+        from router.limits import current_reservation, estimate_tokens
+
         caller = self.keys.caller(request.headers)
-        self.limits.admit(caller.name if caller else None)
+        length = request.headers.get("content-length", "")
+        size = int(length) if length.isdigit() else 0
+        estimate = estimate_tokens(size, default_output=self.config.server.reserve_output_tokens)
+        current_reservation.set(await self.limits.enter(caller.name if caller else None, estimate))
         return caller
 
-    def decide(self, body: dict[str, Any], request: Request, size: int) -> Decision:
+    def decide(
+        self,
+        body: dict[str, Any],
+        request: Request,
+        size: int,
+        dialect: Dialect,
+        caller: Caller | None = None,
+    ) -> Decision:
         t = time.perf_counter()
-        decision = self.policy.decide(body, request.headers, size)
+        decision = self.policy.decide(body, request.headers, size, dialect, caller.name if caller else None)
         self.metrics.decision.observe(time.perf_counter() - t)
         return decision
 
     def new_row(
-        self, caller: Caller | None, endpoint: str, body: dict[str, Any], size: int, decision: Decision
+        self, caller: Caller | None, dialect: Dialect, body: dict[str, Any], size: int, decision: Decision
     ) -> UsageRow:
         model = body.get("model")
         shadow = decision.shadow
         return UsageRow(
             request_id=os.urandom(16).hex(),  # as unique as uuid4, a quarter of the cost
             started_at=datetime.now(UTC),
-            endpoint=endpoint,
+            endpoint=dialect.endpoint,
+            api=dialect.api,
             client=caller.name if caller else None,
             model_requested=model if isinstance(model, str) else None,
-            stream=body.get("stream") is True,
+            stream=dialect.streams(body),
             intent=decision.intent,
             confidence=decision.confidence,
             reason=decision.reason,
@@ -91,7 +145,14 @@ class Router:
             shadow_intent=shadow.intent if shadow else None,
             prompt_tokens=int(size * _TOKENS_PER_BYTE),
             classifier_version=self.policy.classifier_version,
+            arm=decision.arm,
         )
+
+    async def restore_response_ids(self) -> None:
+        """Who minted which response id, from the newest usage rows (a thread: not the loop)."""
+        loaded = await asyncio.to_thread(self.owners.load, self.config.database, set(self.pool.backends))
+        if loaded:
+            log.info("restored %d response ids from the usage rows", loaded)
 
 
 def create_app(
@@ -108,11 +169,16 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await state.recorder.start()
+        await state.shared.start()  # never waits long: a Redis that is away means fallback
         await state.pool.start()
+        restoring = asyncio.create_task(state.restore_response_ids())
         try:
             yield
         finally:
+            restoring.cancel()
+            await state.shadows.stop()
             await state.pool.stop()
+            await state.shared.stop()
             await state.recorder.stop()
 
     # redirect_slashes off: a 307 to ".../completions" built from the client's Host
@@ -129,46 +195,46 @@ def create_app(
 
     # Until new_row, any check may refuse the request by raising ProxyError; where
     # that becomes the response (ProxyApp, or the FastAPI handler) it is counted
-    # in offload_rejected_requests_total. From new_row on, Router.finish counts it
+    # in offload_rejected_requests_total. From new_row on, Forwarder.settle counts it
     # in offload_requests_total, also when no backend could answer (route "none").
-    async def generate(request: Request, endpoint: str) -> Response:
+    async def forward(request: Request, dialect: Dialect) -> Response:
         t0 = time.perf_counter()
-        caller = state.admit(request)
+        caller = await state.admit(request)
         raw = await read_body(request, config.server)
         body = parse_json_object(raw, config.server)
-        if endpoint == "chat":
-            check_chat(body, config.server)
-        else:
-            check_completions(body)
-        decision = state.decide(body, request, len(raw))
+        dialect.check(body, config.server)
+        previous = body.get("previous_response_id")
+        if isinstance(previous, str):
+            # Minted on another replica? Its owner comes into the local map now: the policy
+            # that reads it does no I/O.
+            await state.owners.fetch(previous)
+        decision = state.decide(body, request, len(raw), dialect, caller)
         _check_route_allowed(caller, decision)
-        row = state.new_row(caller, endpoint, body, len(raw), decision)
+        row = state.new_row(caller, dialect, body, len(raw), decision)
         if state.store_text:
             row.prompt_text = raw.decode("utf-8", "replace")
-        work = state.forwarder.forward(body, decision, row, _PATHS[endpoint], t0)
-        return await _unless_disconnected(request, work, row, state, t0)
-
-    @app.post("/v1/chat/completions", openapi_extra=openapi.CHAT)
-    async def chat_completions(request: Request) -> Response:
-        return await generate(request, "chat")
-
-    @app.post("/v1/completions", openapi_extra=openapi.COMPLETIONS)
-    async def completions(request: Request) -> Response:
-        return await generate(request, "completions")
-
-    @app.post("/v1/embeddings", openapi_extra=openapi.EMBEDDINGS)
-    async def embeddings(request: Request) -> Response:
-        t0 = time.perf_counter()
-        caller = state.admit(request)
-        raw = await read_body(request, config.server)
-        body = parse_json_object(raw, config.server)
-        check_embeddings(body)
-        decision = state.policy.embeddings(request.headers)
-        _check_route_allowed(caller, decision)
-        row = state.new_row(caller, "embeddings", body, len(raw), decision)
-        return await _unless_disconnected(
-            request, state.forwarder.forward(body, decision, row, _PATHS["embeddings"], t0), row, state, t0
+        model = body.get("model")
+        call = Call(
+            dialect,
+            body,
+            decision,
+            row,
+            t0,
+            client_model=model if isinstance(model, str) and not state.policy.knows_model(model) else None,
+            headers=_forwarded(request, dialect),
+            query=request.scope.get("query_string", b"").decode("latin-1")
+            if dialect.forwards_headers
+            else "",
+            allowed=caller.routes if caller else None,
         )
+        state.shadows.consider(call)
+        request.scope.setdefault("state", {})["call"] = call  # ProxyApp: call.answered() once sent
+        return await _unless_disconnected(request, state.forwarder.forward(call), call, state)
+
+    hot: dict[str, Callable[[Request], Awaitable[Response]]] = {}
+    for path, dialect in BY_PATH.items():
+        hot[path] = _endpoint(forward, dialect)
+        app.add_api_route(path, hot[path], methods=["POST"], openapi_extra=_OPENAPI[path])
 
     # What a client may put in `model`: auto, the route aliases, backend names, upstream models.
     model_ids = ["auto", *(n for n in ("local", "cloud") if config.backend_for_route(n))]
@@ -184,6 +250,11 @@ def create_app(
         ]
         return _json({"object": "list", "data": data})
 
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    async def root() -> Response:
+        """Anthropic clients use the host root as their base URL and probe it (Claude Code: ``HEAD /``)."""
+        return _json({"service": "offload-router", "status": "ok"})
+
     @app.post("/offload/route", openapi_extra=openapi.CHAT)
     async def route(request: Request) -> Response:
         """The decision for a request body; nothing is forwarded."""
@@ -192,9 +263,11 @@ def create_app(
         body = parse_json_object(raw, config.server)
         if "messages" in body:
             check_chat(body, config.server)
+            dialect = CHAT
         else:
             check_completions(body)
-        decision = state.decide(body, request, len(raw))
+            dialect = COMPLETIONS
+        decision = state.decide(body, request, len(raw), dialect)
         return _json(
             decision.as_dict(),
             {"x-offload-route": decision.backend, "x-offload-intent": decision.intent or "none"},
@@ -209,7 +282,11 @@ def create_app(
         """Ready when at least one backend can take traffic; each backend's state."""
         backends = {name: b.state() for name, b in state.pool.backends.items()}
         ready = any(b.up for b in state.pool.backends.values())
-        return _json({"ready": ready, "backends": backends}, status=200 if ready else 503)
+        body: dict[str, Any] = {"ready": ready, "backends": backends}
+        shared = state.shared.status()  # None in process; Redis down is not unready: it falls back
+        if shared is not None:
+            body["shared_state"] = shared
+        return _json(body, status=200 if ready else 503)
 
     @app.get("/metrics")
     async def metrics() -> Response:
@@ -220,20 +297,41 @@ def create_app(
         """Admin: the pool's state (as in /readyz) and the config, secrets redacted."""
         state.keys.require_admin(request.headers)
         backends = {name: b.state() for name, b in state.pool.backends.items()}
-        return _json({"backends": backends, "config": redacted_config(config)})
+        shadow = {"shadow_runs": {"enabled": state.shadows.enabled}}
+        return _json({"backends": backends, **shadow, "config": redacted_config(config)})
 
+    @app.post("/offload/state", openapi_extra=openapi.STATE_SWITCHES)
+    async def change_state(request: Request) -> Response:
+        """Admin: switches that act at once. ``{"shadow_runs": false}`` stops shadow runs,
+        in-flight copies included."""
+        state.keys.require_admin(request.headers)
+        body = parse_json_object(await read_body(request, config.server), config.server)
+        unknown = sorted(set(body) - {"shadow_runs"})
+        if unknown or not isinstance(body.get("shadow_runs"), bool):
+            raise ProxyError(400, 'send {"shadow_runs": true|false}', param=(unknown or ["shadow_runs"])[0])
+        state.shadows.switch(body["shadow_runs"])
+        return _json({"shadow_runs": {"enabled": state.shadows.enabled}})
+
+    from router import console  # the web console at /offload/console (admin key)
+
+    app.include_router(console.router(state))
     _install_error_handlers(app, state.metrics)
-    hot = {
-        "/v1/chat/completions": chat_completions,
-        "/v1/completions": completions,
-        "/v1/embeddings": embeddings,
-    }
     return ProxyApp(app, hot, state.metrics)
 
 
+def _endpoint(
+    forward: Callable[[Request, Dialect], Awaitable[Response]], dialect: Dialect
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        return await forward(request, dialect)
+
+    endpoint.__name__ = dialect.endpoint
+    return endpoint
+
+
 class ProxyApp:
-    """FastAPI for everything, except that the three forwarding endpoints skip
-    its middleware stack: same handlers, about a third less CPU per request
+    """FastAPI for everything, except that the forwarding endpoints skip its
+    middleware stack: same handlers, about a third less CPU per request
     (bench/README.md). The OpenAPI document still describes them.
     """
 
@@ -255,17 +353,21 @@ class ProxyApp:
             response = await handler(request)
         except ProxyError as exc:
             self.metrics.rejected(exc)  # refused before forwarding (auth, limits, intake)
-            response = exc.response()
+            response = exc.response(shape=shape_for_path(scope["path"]))
         except Exception as exc:
             response = _internal_error(request, exc)
-        await response(scope, receive, send)
+        try:
+            await response(scope, receive, send)
+        finally:
+            call = scope.get("state", {}).get("call")
+            if call is not None:
+                call.answered()
 
 
 # ---------------------------------------------------------------- helpers
 
 
 _SECRET_NAMES = ("key", "secret", "password", "token")
-_URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")
 
 
 def redacted_config(config: Config) -> dict[str, Any]:
@@ -273,7 +375,7 @@ def redacted_config(config: Config) -> dict[str, Any]:
 
     Redacts by name (any string field whose name mentions key, secret,
     password or token, except the ``*_env`` fields that only name a variable)
-    and any password in a URL, so that secrets added later stay hidden too.
+    and any credential in a URL, so that secrets added later stay hidden too.
     """
     return _redact(config.model_dump(mode="json"))
 
@@ -287,12 +389,20 @@ def _redact(value: Any, name: str = "") -> Any:
         lowered = name.lower()
         if value and not lowered.endswith("_env") and any(s in lowered for s in _SECRET_NAMES):
             return "<redacted>"
-        return _URL_PASSWORD.sub(r"\1:<redacted>@", value)
+        return redact_urls(value)
     return value
 
 
 def _json(payload: Any, headers: dict[str, str] | None = None, status: int = 200) -> Response:
     return Response(orjson.dumps(payload), status_code=status, media_type="application/json", headers=headers)
+
+
+def _forwarded(request: Request, dialect: Dialect) -> dict[str, str] | None:
+    """The client headers that travel upstream as they are (Messages: anthropic-version, -beta)."""
+    if not dialect.forwards_headers:
+        return None
+    headers = request.headers
+    return {name: headers[name] for name in dialect.forwards_headers if name in headers}
 
 
 def _check_route_allowed(caller: Caller | None, decision: Decision) -> None:
@@ -308,7 +418,7 @@ def _check_route_allowed(caller: Caller | None, decision: Decision) -> None:
 
 
 async def _unless_disconnected(
-    request: Request, work: Awaitable[Response], row: UsageRow, state: Router, t0: float
+    request: Request, work: Awaitable[Response], call: Call, state: Router
 ) -> Response:
     """Wait for the upstream's answer (or a stream's first bytes), cancelling the
     moment the client leaves; once a stream flows, RelayResponse watches instead.
@@ -318,10 +428,7 @@ async def _unless_disconnected(
     """
 
     def disconnected() -> Response:
-        row.status, row.error_type = 499, "client_disconnected"
-        row.tokens_estimated = True
-        row.latency_ms = (time.perf_counter() - t0) * 1000
-        state.finish(row)
+        state.forwarder.settle(call, 499, None, error_type="client_disconnected")
         return Response(status_code=499)
 
     return await until_disconnect(request.receive, work, disconnected)
@@ -331,7 +438,7 @@ def _install_error_handlers(app: FastAPI, metrics: Metrics) -> None:
     @app.exception_handler(ProxyError)
     async def proxy_error(request: Request, exc: ProxyError) -> Response:
         metrics.rejected(exc)  # e.g. 401 on /v1/models, 403 on /offload/state, 400 on /offload/route
-        return exc.response()
+        return exc.response(shape=shape_for_path(request.url.path))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -341,11 +448,12 @@ def _install_error_handlers(app: FastAPI, metrics: Metrics) -> None:
             message = f"method {request.method} is not allowed on {request.url.path}"
         else:
             message = str(exc.detail)
-        return ProxyError(exc.status_code, message, headers=dict(exc.headers or {})).response()
+        error = ProxyError(exc.status_code, message, headers=dict(exc.headers or {}))
+        return error.response(shape=shape_for_path(request.url.path))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
-        return ProxyError(400, "invalid request").response()
+        return ProxyError(400, "invalid request").response(shape=shape_for_path(request.url.path))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
@@ -355,7 +463,8 @@ def _install_error_handlers(app: FastAPI, metrics: Metrics) -> None:
 def _internal_error(request: Request, exc: Exception) -> Response:
     # Log the type and place, never the request (it may carry keys or text).
     log.error("internal error on %s: %s", request.url.path, type(exc).__name__, exc_info=exc)
-    return ProxyError(500, "internal error in offload-router", code="internal_error").response()
+    error = ProxyError(500, "internal error in offload-router", code="internal_error")
+    return error.response(shape=shape_for_path(request.url.path))
 
 
 __all__ = ["create_app"]

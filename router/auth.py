@@ -53,17 +53,23 @@ class KeyStore:
         return not self._all
 
     def caller(self, headers: object) -> Caller | None:
-        """The caller behind a request's Authorization header; raises 401 if wrong."""
+        """The caller behind a request's key, sent as ``Authorization: Bearer <key>`` (OpenAI
+        clients, Anthropic SDK 2.x, ``ANTHROPIC_AUTH_TOKEN``) or as ``x-api-key: <key>``
+        (Anthropic clients, ``ANTHROPIC_API_KEY``); raises 401 if wrong."""
         values = headers.getlist("authorization")  # type: ignore[attr-defined]
-        if len(values) > 1:
-            raise ProxyError(400, "send exactly one Authorization header", code="invalid_authorization")
+        api_keys = headers.getlist("x-api-key")  # type: ignore[attr-defined]
+        if len(values) > 1 or len(api_keys) > 1:
+            raise ProxyError(400, "send exactly one Authorization or x-api-key header", code="invalid_authorization")
         if self.open:
             return None
-        if not values:
-            raise _unauthorized("missing Authorization header: send 'Authorization: Bearer <key>'")
-        scheme, _, token = values[0].partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise _unauthorized("the Authorization header must be 'Bearer <key>'")
+        if values:
+            scheme, _, token = values[0].partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise _unauthorized("the Authorization header must be 'Bearer <key>'")
+        elif api_keys:
+            token = api_keys[0]
+        else:
+            raise _unauthorized("missing key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'")
         digest = _digest(token.strip())
         found = None
         # Compare against every key, without stopping early, in constant time each.

@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         "db": db,
         "vllm-command": _delegate("router.recipe"),
         "demo": _delegate("router.demo"),
+        "export": _delegate("router.export"),
+        "compare": _delegate("router.compare"),
         "eval": _delegate("classifier.evaluate"),
         "train": _delegate("classifier.train"),
     }
@@ -74,6 +76,10 @@ def serve(args: list[str]) -> int:
             host = "127.0.0.1"
         else:
             log.warning("no client key is configured: any local process may call the proxy")
+    from router.server import guarded_protocol, head_limits, raise_descriptor_limit
+
+    # First, so that the database, the journal and every connection get the raised limit.
+    limits = head_limits(config.server, raise_descriptor_limit())
     _prepare_database(config, opts.config)
     from router.app import create_app
 
@@ -86,7 +92,9 @@ def serve(args: list[str]) -> int:
             host=host,
             port=port,
             loop="uvloop",
-            http="httptools",
+            # httptools, with a head timeout, head size and count limits and a
+            # connection cap that uvicorn lacks (router/server.py).
+            http=guarded_protocol(limits),
             access_log=False,
             log_level="warning",
             timeout_graceful_shutdown=int(config.server.shutdown_grace_s) or None,

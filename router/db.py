@@ -8,6 +8,7 @@ the command instead (``offload db upgrade --config PATH``).
 
 from __future__ import annotations
 
+import errno
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,9 +67,28 @@ def make_engine(url: str, *, pooled: bool = True) -> Engine:
             # WAL lets the report read while the writer writes.
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
+            # Temporary tables and statement journals in memory: a temp file would need
+            # a new descriptor, which a proxy out of them does not have.
+            cur.execute("PRAGMA temp_store=MEMORY")
             cur.close()
 
     return engine
+
+
+def describe_error(exc: BaseException) -> str:
+    """An error as a log line may show it: its type and error code, never its message.
+
+    SQLAlchemy's message quotes the statement's parameters and a driver's may quote
+    a value: with ``database.store_text`` on, that is prompt text. The type with the
+    SQLSTATE (PostgreSQL), SQLite's error name or the errno still says what happened:
+    ``OperationalError (08006)``, ``OperationalError (SQLITE_CANTOPEN)``, ``OSError (EMFILE)``.
+    """
+    orig = getattr(exc, "orig", None)
+    inner = orig if isinstance(orig, BaseException) else exc
+    code = getattr(inner, "sqlstate", None) or getattr(inner, "sqlite_errorname", None)
+    if code is None and isinstance(inner, OSError) and inner.errno:
+        code = errno.errorcode.get(inner.errno)
+    return f"{type(inner).__name__} ({code})" if code else type(inner).__name__
 
 
 def alembic_config() -> AlembicConfig:

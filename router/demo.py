@@ -1,16 +1,17 @@
 """``offload demo``: the whole proxy on one machine in a few seconds, for newcomers.
 
-Everything runs in this process and one event loop: a simulated local vLLM
-box, a simulated cloud provider (with an API key, like the real one), and the
-real proxy app under uvicorn with a SQLite database in a temporary directory.
+Everything runs in this process: a simulated local vLLM box and a simulated
+cloud provider (with an API key, like the real one), each the fake upstream of
+:mod:`router.fakeupstream` on a thread of its own, and the real proxy app under
+uvicorn with a SQLite database in a temporary directory.
 A small batch of agent-style requests goes through the proxy over HTTP (a
 coding task, a tool-loop turn, a hard integral, a launch blog post, then a
 coding task with the local box stopped), and the demo prints where each went
 and why, then flushes the accounting and prints the month's offload report.
 
-The simulated upstreams live here rather than in ``tests/`` so that the
-command works from an installed package. Nothing leaves 127.0.0.1, no GPU and
-no cloud key are needed.
+The fake upstream is packaged with the router, not kept in ``tests/``, so that
+the command works from an installed wheel. Nothing leaves 127.0.0.1, no GPU
+and no cloud key are needed.
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 import uvicorn
-from aiohttp import web
 
 from router.accounting import UsageRecorder, UsageRow
 from router.app import create_app
 from router.config import Config, DatabaseConfig, parse_config
+from router.fakeupstream import Fake, RunningFake
 from router.policy import Classifier, load_classifier
+from router.report import month_bounds
 
 LOCAL_MODEL = "poolside/Laguna-S-2.1-NVFP4"
 CLOUD_MODEL = "gpt-5.1"
@@ -47,115 +48,15 @@ DEMO_CLOUD_KEY = "sk-demo-" + "0" * 24
 # ------------------------------------------------------------- upstreams
 
 
-class SimulatedUpstream:
-    """A tiny OpenAI-compatible server: enough of vLLM's or OpenAI's dialect for the demo.
-
-    Chat completions, whole or streamed (with the usage chunk when asked), a
-    tool call when the request carries ``tools``, ``/health`` and ``/v1/models``.
-    """
-
-    def __init__(self, kind: str, model: str, api_key: str | None = None) -> None:
-        self.kind = kind  # "vllm" | "openai"
-        self.model = model
-        self.api_key = api_key
-        self.port = 0
-        self._runner: web.AppRunner | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._chat)
-        app.router.add_get("/v1/models", self._models)
-        app.router.add_get("/health", self._health)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    def _denied(self, request: web.Request) -> web.Response | None:
-        if self.api_key is None or request.headers.get("Authorization") == f"Bearer {self.api_key}":
-            return None
-        error = {"message": "Incorrect API key provided.", "type": "invalid_request_error"}
-        return _json({"error": {**error, "param": None, "code": "invalid_api_key"}}, 401)
-
-    async def _health(self, request: web.Request) -> web.Response:
-        return web.Response(status=200)
-
-    async def _models(self, request: web.Request) -> web.Response:
-        if (denied := self._denied(request)) is not None:
-            return denied
-        card = {"id": self.model, "object": "model", "created": int(time.time()), "owned_by": self.kind}
-        return _json({"object": "list", "data": [card]})
-
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        if (denied := self._denied(request)) is not None:
-            return denied
-        body = orjson.loads(await request.read())
-        message = self._message(body)
-        words = len(str(message.get("content") or "").split()) + 8 * len(message.get("tool_calls") or [])
-        prompt = max(1, len(orjson.dumps(body.get("messages") or [])) // 4)
-        usage = {"prompt_tokens": prompt, "completion_tokens": words, "total_tokens": prompt + words}
-        finish = "tool_calls" if message.get("tool_calls") else "stop"
-        base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": self.model}
-        if not body.get("stream"):
-            choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-            return _json({**base, "object": "chat.completion", "choices": [choice], "usage": usage})
-        return await self._stream(request, body, base, message, finish, usage)
-
-    def _message(self, body: dict[str, Any]) -> dict[str, Any]:
-        if body.get("tools"):
-            name = body["tools"][0].get("function", {}).get("name", "tool")
-            # vLLM and OpenAI name tool calls differently; the proxy's tool-loop
-            # rule reads that prefix to keep a loop on the route that started it.
-            prefix = "chatcmpl-tool-" if self.kind == "vllm" else "call_"
-            call = {
-                "id": prefix + uuid.uuid4().hex[:24],
-                "type": "function",
-                "function": {"name": name, "arguments": '{"cmd": "pytest -q tests/test_parser.py"}'},
-            }
-            return {"role": "assistant", "content": None, "tool_calls": [call]}
-        where = "the local Laguna box" if self.kind == "vllm" else "the cloud model"
-        return {"role": "assistant", "content": f"(simulated answer from {where}) Here is what I would do."}
-
-    async def _stream(
-        self,
-        request: web.Request,
-        body: dict[str, Any],
-        base: dict[str, Any],
-        message: dict[str, Any],
-        finish: str,
-        usage: dict[str, Any],
-    ) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        base = {**base, "object": "chat.completion.chunk"}
-        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-        if message.get("tool_calls"):
-            deltas.append({"tool_calls": [{"index": 0, **message["tool_calls"][0]}]})
-        else:
-            deltas += [{"content": w} for w in str(message["content"]).split(" ")]
-        events = [{"index": 0, "delta": d, "finish_reason": None} for d in deltas]
-        events.append({"index": 0, "delta": {}, "finish_reason": finish})
-        for choice in events:
-            await response.write(b"data: " + orjson.dumps({**base, "choices": [choice]}) + b"\n\n")
-        if (body.get("stream_options") or {}).get("include_usage"):
-            await response.write(b"data: " + orjson.dumps({**base, "choices": [], "usage": usage}) + b"\n\n")
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
-        return response
-
-
-def _json(payload: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(payload), status=status, content_type="application/json")
+def simulated_upstream(mode: str, model: str, api_key: str | None = None) -> RunningFake:
+    """The tests' fake upstream, answering like a model would: a tool call only when one is due."""
+    fake = Fake(mode, api_key, model)
+    where = "the local Laguna box" if mode == "vllm" else "the cloud model"
+    # A final answer too, so that a shadow run's comparison has something to judge.
+    words = f"(simulated answer from {where}) Here is what I would do. Final answer: \\boxed{{42}}."
+    fake.behaviour.reply_tokens = [w if i == 0 else f" {w}" for i, w in enumerate(words.split(" "))]
+    fake.behaviour.chat_always_calls = False  # after a tool result, answer in words
+    return RunningFake(fake)
 
 
 # ------------------------------------------------------------- the proxy
@@ -193,6 +94,8 @@ def demo_config(local_url: str, cloud_url: str, workdir: Path) -> Config:
                 "context_window": 262144,
                 "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
             },
+            # The same box with thinking on: it answers copies of the cloud's maths (below).
+            "local-thinking": {"variant_of": "local", "thinking": "on", "max_output_tokens": 32768},
             "cloud": {
                 "kind": "openai",
                 "base_url": cloud_url,
@@ -201,7 +104,11 @@ def demo_config(local_url: str, cloud_url: str, workdir: Path) -> Config:
                 "price": {"input_per_mtok": 1.25, "output_per_mtok": 10.0},
             },
         },
-        "routing": {"default": "local", "fallbacks": {"local": ["cloud"]}},
+        "routing": {
+            "default": "local",
+            "fallbacks": {"local": ["cloud"]},
+            "shadow_runs": {"intents": {"math": {"arm": "local-thinking", "rate": 1.0}}},
+        },
         # Probe often so that stopping the local box is noticed within a moment.
         "health": {"interval_s": 0.2, "probe_timeout_s": 0.5, "failure_threshold": 1, "open_s": 1.0},
     }
@@ -429,13 +336,11 @@ def classifier_or_none(config: Config, out: Callable[[str], None]) -> Classifier
 
 
 async def run(workdir: Path, out: Callable[[str], None]) -> int:
-    local = SimulatedUpstream("vllm", LOCAL_MODEL)
-    cloud = SimulatedUpstream("openai", CLOUD_MODEL, api_key=DEMO_CLOUD_KEY)
+    local = simulated_upstream("vllm", LOCAL_MODEL)
+    cloud = simulated_upstream("cloud", CLOUD_MODEL, api_key=DEMO_CLOUD_KEY)
     proxy: RunningProxy | None = None
     outcomes: list[Outcome] = []
     try:
-        await local.start()
-        await cloud.start()
         config = demo_config(local.url, cloud.url, workdir)
         classifier = classifier_or_none(config, out)
         recorder = TappedRecorder(config.database)
@@ -447,18 +352,39 @@ async def run(workdir: Path, out: Callable[[str], None]) -> int:
         async with httpx.AsyncClient(base_url=proxy.url, timeout=30) as client:
             for item in demo_requests():
                 if item.local_stopped:
-                    await local.stop()
+                    await asyncio.to_thread(local.stop)
                     await wait_for_local_down(client)
                 outcomes.append(await send(client, item, classifier is not None))
+                if item.label.startswith("hard integral"):  # let its shadow run finish on the idle box
+                    await wait_for_shadow(recorder)
         print_table(outcomes, recorder.seen, out)
     finally:
         if proxy is not None:
             await proxy.stop()  # its shutdown flushes the writer: every row is in SQLite for the report
-        await local.stop()
-        await cloud.stop()
+        await asyncio.to_thread(local.stop)
+        await asyncio.to_thread(cloud.stop)
     out("")
     print_report(config, list(recorder.seen.values()), out)
+    out("")
+    print_comparison(config, out)
     return 0 if all(o.status == 200 for o in outcomes) else 1
+
+
+async def wait_for_shadow(recorder: TappedRecorder, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not any(r.shadow_of for r in recorder.seen.values()):
+        await asyncio.sleep(0.02)
+
+
+def print_comparison(config: Config, out: Callable[[str], None]) -> None:
+    """``offload compare`` for this month: the shadowed maths request beside the cloud's answer."""
+    from router.compare import cloud_spend, pairs, render, summarise
+
+    start, end = month_bounds(datetime.now(UTC).strftime("%Y-%m"))
+    lines = summarise(config, pairs(config, start, end), cloud_spend(config, start, end))
+    out("The maths request was also answered, in the background, by the idle box with thinking on")
+    out("(routing.shadow_runs); `offload compare` puts the two side by side:")
+    out(render(datetime.now(UTC).strftime("%Y-%m"), lines).rstrip())
 
 
 def main(argv: list[str] | None = None) -> int:

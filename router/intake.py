@@ -123,7 +123,7 @@ def check_common(body: dict[str, Any]) -> None:
     options = body.get("stream_options")
     if options is not None and not isinstance(options, dict):
         raise _bad("stream_options", "must be an object")
-    for key in ("max_tokens", "max_completion_tokens"):
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         value = body.get(key)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise _bad(key, "must be a positive integer")
@@ -131,24 +131,8 @@ def check_common(body: dict[str, Any]) -> None:
 
 def check_chat(body: dict[str, Any], limits: ServerConfig) -> None:
     check_common(body)
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise _bad("messages", "is required and must be a non-empty array")
-    if len(messages) > limits.max_messages:
-        raise _bad("messages", f"has more than server.max_messages ({limits.max_messages}) entries")
-    for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise _bad(f"messages[{i}]", "must be an object with a string 'role'")
-        content = message.get("content")
-        if content is not None and not isinstance(content, str | list):
-            raise _bad(f"messages[{i}].content", "must be a string, an array of parts, or null")
-        if isinstance(content, list):
-            for part in content:
-                if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-                    raise _bad(f"messages[{i}].content", "parts must be objects with a string 'type'")
-    tools = body.get("tools")
-    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
-        raise _bad("tools", "must be an array of objects")
+    _check_turns(body, limits, null_content=True)
+    _check_tools(body)
 
 
 def check_completions(body: dict[str, Any]) -> None:
@@ -163,6 +147,65 @@ def check_embeddings(body: dict[str, Any]) -> None:
     value = body.get("input")
     if not isinstance(value, str | list) or (isinstance(value, list) and not value):
         raise _bad("input", "is required: a string or a non-empty array")
+
+
+def check_responses(body: dict[str, Any], limits: ServerConfig) -> None:
+    check_common(body)
+    items = body.get("input")
+    if not isinstance(items, str | list) or (isinstance(items, list) and not items):
+        raise _bad("input", "is required: a string or a non-empty array of items")
+    if isinstance(items, list):
+        if len(items) > limits.max_messages:
+            raise _bad("input", f"has more than server.max_messages ({limits.max_messages}) items")
+        if not all(isinstance(item, dict) for item in items):
+            raise _bad("input", "items must be objects")
+    for key in ("instructions", "previous_response_id"):
+        value = body.get(key)
+        if value is not None and not isinstance(value, str):
+            raise _bad(key, "must be a string")
+    _check_tools(body)
+
+
+def check_messages(body: dict[str, Any], limits: ServerConfig, *, count_tokens: bool = False) -> None:
+    check_common(body)
+    if not count_tokens and body.get("max_tokens") is None:
+        raise _bad("max_tokens", "is required")
+    _check_turns(body, limits, null_content=False)
+    system = body.get("system")
+    if system is not None and not isinstance(system, str | list):
+        raise _bad("system", "must be a string or an array of text blocks")
+    _check_tools(body)
+
+
+def _check_turns(body: dict[str, Any], limits: ServerConfig, *, null_content: bool) -> None:
+    """``messages``: a bounded non-empty array of turns with a string role and content that is
+    a string or an array of typed parts (or null, where the API allows it: chat)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _bad("messages", "is required and must be a non-empty array")
+    if len(messages) > limits.max_messages:
+        raise _bad("messages", f"has more than server.max_messages ({limits.max_messages}) entries")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise _bad(f"messages[{i}]", "must be an object with a string 'role'")
+        content = message.get("content")
+        if content is None and null_content:
+            continue
+        if not isinstance(content, str | list):
+            allowed = (
+                "a string, an array of parts, or null" if null_content else "a string or an array of parts"
+            )
+            raise _bad(f"messages[{i}].content", f"must be {allowed}")
+        if isinstance(content, list) and not all(
+            isinstance(part, dict) and isinstance(part.get("type"), str) for part in content
+        ):
+            raise _bad(f"messages[{i}].content", "parts must be objects with a string 'type'")
+
+
+def _check_tools(body: dict[str, Any]) -> None:
+    tools = body.get("tools")
+    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
+        raise _bad("tools", "must be an array of objects")
 
 
 def _bad(param: str, problem: str) -> ProxyError:

@@ -15,16 +15,16 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from router.backends import BREAKER_CODES
-from router.config import INTENTS
+from router.config import APIS, INTENTS
 from router.errors import ProxyError
 
 if TYPE_CHECKING:
     from router.accounting import UsageRecorder, UsageRow
-    from router.backends import Pool
+    from router.backends import Backend, Pool
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # The *_created series double every counter for no dashboard's benefit.
@@ -37,6 +37,7 @@ disable_created_metrics()
 FALLBACK_REASONS = (
     "backend_down", "capacity", "unconfigured", "connect_error", "connection_reset",
     "timeout", "first_byte_timeout", "empty_stream", "http_408", "http_500", "http_502", "http_503", "http_504",
+    "proxy_resources",
 )  # fmt: skip
 
 # Every reason the proxy itself refuses a request, before any backend sees it
@@ -57,6 +58,8 @@ _REJECT_BY_STATUS = {
     413: "too_large",  # body over server.max_body_bytes
 }
 _REJECT_429 = {"requests": "rate_limited_requests", "tokens": "rate_limited_tokens"}
+
+SHADOW_OUTCOMES = ("completed", "error", "yielded", "skipped_busy")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 _DECISION_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2)
@@ -81,11 +84,14 @@ class Metrics:
         self.requests = Counter(
             "offload_requests",
             "Requests answered, by the route and backend that served them.",
-            ["route", "backend", "intent", "status_class", "fallback"],
+            ["route", "backend", "intent", "status_class", "fallback", "api"],
             registry=r,
         )
         self.tokens = Counter(
-            "offload_tokens", "Tokens by route and direction.", ["route", "backend", "direction"], registry=r
+            "offload_tokens",
+            "Tokens by route, direction and the API the client spoke.",
+            ["route", "backend", "direction", "api"],
+            registry=r,
         )
         self.duration = Histogram(
             "offload_request_duration_seconds",
@@ -117,6 +123,12 @@ class Metrics:
             registry=r,
         )
         self._rejected = {reason: rejections.labels(reason) for reason in REJECT_REASONS}
+        self.shadow_runs = Counter(
+            "offload_shadow_runs",
+            "Shadow runs of cloud-bound requests on idle local capacity, by arm and outcome.",
+            ["arm", "outcome"],
+            registry=r,
+        )
         self._children: dict[tuple[object, tuple[str, ...]], Any] = {}
         r.register(_LiveState(pool, recorder))
         self._create_series(pool)
@@ -124,21 +136,27 @@ class Metrics:
     def _create_series(self, pool: Pool) -> None:
         intents = ("none", *INTENTS)
         for backend in pool.backends.values():
-            for intent in intents:
-                for fallback in ("0", "1"):
-                    self.requests.labels(backend.route, backend.name, intent, "2xx", fallback)
-            for direction in ("prompt", "completion"):
-                self.tokens.labels(backend.route, backend.name, direction)
-            for to in pool.candidates(backend.name):
-                if to is not backend:
-                    for reason in FALLBACK_REASONS:
-                        self.fallbacks.labels(backend.name, to.name, reason)
+            for api in sorted(backend.apis):
+                for intent in intents:
+                    for fallback in ("0", "1"):
+                        self.requests.labels(backend.route, backend.name, intent, "2xx", fallback, api)
+                for direction in ("prompt", "completion"):
+                    self.tokens.labels(backend.route, backend.name, direction, api)
+                for to in pool.candidates(backend.name, api):
+                    if to is not backend:
+                        for reason in FALLBACK_REASONS:
+                            self.fallbacks.labels(backend.name, to.name, reason)
+        arms = {s.arm for s in pool.config.routing.shadow_runs.intents.values()}
+        for arm in arms:
+            for outcome in SHADOW_OUTCOMES:
+                self.shadow_runs.labels(arm, outcome)
         # Requests no backend answered: every backend down or failing (5xx), or the client
         # left before an answer (499). The first one a process sees must show in rate() too.
-        for intent in intents:
-            for status_class in ("5xx", "4xx"):
-                for fallback in ("0", "1"):
-                    self.requests.labels("none", "none", intent, status_class, fallback)
+        for api in APIS:
+            for intent in intents:
+                for status_class in ("5xx", "4xx"):
+                    for fallback in ("0", "1"):
+                        self.requests.labels("none", "none", intent, status_class, fallback, api)
 
     def observe(self, row: UsageRow) -> None:
         """Count one finished request (called once per request, after the response)."""
@@ -146,11 +164,12 @@ class Metrics:
         backend = row.backend or "none"
         status_class = f"{row.status // 100}xx" if row.status else "none"
         fallback = "1" if row.fallback else "0"
-        self._child(self.requests, (route, backend, row.intent or "none", status_class, fallback)).inc()
+        api = row.api
+        self._child(self.requests, (route, backend, row.intent or "none", status_class, fallback, api)).inc()
         if row.prompt_tokens:
-            self._child(self.tokens, (route, backend, "prompt")).inc(row.prompt_tokens)
+            self._child(self.tokens, (route, backend, "prompt", api)).inc(row.prompt_tokens)
         if row.completion_tokens:
-            self._child(self.tokens, (route, backend, "completion")).inc(row.completion_tokens)
+            self._child(self.tokens, (route, backend, "completion", api)).inc(row.completion_tokens)
         self._child(self.duration, (route,)).observe(row.latency_ms / 1000)
         if row.ttft_ms is not None:
             self._child(self.ttft, (route,)).observe(row.ttft_ms / 1000)
@@ -164,6 +183,9 @@ class Metrics:
             child = self._children[metric, labels] = metric.labels(*labels)
         return child
 
+    def shadow_run(self, arm: str, outcome: str) -> None:
+        self.shadow_runs.labels(arm, outcome).inc()
+
     def fallback(self, from_backend: str, to_backend: str, reason: str) -> None:
         self.fallbacks.labels(from_backend, to_backend, reason).inc()
 
@@ -174,6 +196,7 @@ class Metrics:
         A 499 (the client left while sending its body) was not refused, and a
         5xx is the proxy's or the backends' failure: neither is counted here.
         """
+        reason: str | None
         if error.status == 429:
             reason = _REJECT_429.get(error.param or "", "rate_limited_requests")
         else:
@@ -192,10 +215,10 @@ class _LiveState(Collector):
         self.pool = pool
         self.recorder = recorder
 
-    def describe(self) -> Iterable[object]:
+    def describe(self) -> Iterable[Metric]:
         return []
 
-    def collect(self) -> Iterable[object]:
+    def collect(self) -> Iterable[Metric]:
         backends = self.pool.backends.values()
         yield _gauge(
             "offload_backend_in_flight", "Requests in flight per backend.", backends, lambda b: b.in_flight
@@ -209,6 +232,14 @@ class _LiveState(Collector):
             backends,
             lambda b: max(BREAKER_CODES[e.breaker.state] for e in b.endpoints),
         )
+        shared_up = self.pool.slots.shared_up()  # None: nothing is shared (no state: key)
+        if shared_up is not None:
+            yield GaugeMetricFamily(
+                "offload_shared_state_up",
+                "1 while the replicas share slots, limits and response ids through Redis; "
+                "0 while this one falls back to its share of each endpoint and per-process limits.",
+                value=int(shared_up),
+            )
         spills = CounterMetricFamily(
             "offload_capacity_spills",
             "Requests sent elsewhere because the backend was full.",
@@ -230,12 +261,23 @@ class _LiveState(Collector):
         yield CounterMetricFamily(
             "offload_accounting_rows_written", "Usage rows written to SQL.", value=self.recorder.rows_written
         )
+        # Both alerted on (deploy/prometheus/alerts.yml). getattr: a test double may lack them.
+        yield CounterMetricFamily(
+            "offload_accounting_rows_lost",
+            "Usage rows neither written nor spooled (disk full, malformed row): gone.",
+            value=getattr(self.recorder, "rows_lost", 0),
+        )
+        yield CounterMetricFamily(
+            "offload_accounting_rows_rejected",
+            "Usage rows the database refused even once made storable, kept in <spool>.rejected.",
+            value=getattr(self.recorder, "rows_rejected", 0),
+        )
 
 
 def _gauge(
-    name: str, doc: str, backends: Iterable[object], value: Callable[[object], float]
+    name: str, doc: str, backends: Iterable[Backend], value: Callable[[Backend], float]
 ) -> GaugeMetricFamily:
     family = GaugeMetricFamily(name, doc, labels=["backend"])
     for b in backends:
-        family.add_metric([b.name], value(b))  # type: ignore[attr-defined]
+        family.add_metric([b.name], value(b))
     return family

@@ -1,10 +1,13 @@
-"""Forwarding: adapt the body for a backend, send it, relay the answer.
+"""Forwarding: one path for every API, through that API's dialect.
 
-The body arrives parsed once (a dict). For each backend tried, it is copied
-shallowly, adapted (model, extras, stripped fields), serialised once and
-sent. Before the first byte reaches the client, a failure moves the request
-to the next backend in ``routing.fallbacks``; after it, a stream ends with an
-error event and ``[DONE]``, never a silent truncation.
+The body arrives parsed once (a dict). For each backend tried, the dialect
+adapts a shallow copy (model, extras, thinking, what that kind rejects) and
+serialises it once. Before the first byte reaches the client, a failure moves
+the request to the next candidate (``Pool.candidates``: the decided backend
+and its ``routing.fallbacks``, each serving the request's API, and only those
+the caller's key may use); after it, a stream ends the way its API ends a
+failure, never in a silent truncation. Every request's usage row is settled in
+one place, :meth:`Forwarder.settle`.
 """
 
 from __future__ import annotations
@@ -13,113 +16,70 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-import orjson
 from starlette.responses import Response
 
 from router.accounting import UsageRow
-from router.backends import Backend, Endpoint, Pool, Unavailable
+from router.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.config import CapacityConfig
-from router.errors import ProxyError, normalise_upstream_error
-from router.policy import Decision
-from router.sse import SSERelay
+from router.dialects import Adapted, Dialect, Usage, Whole
+from router.errors import ProxyError, SecretMask, normalise_upstream_error
+from router.policy import PINNED, Decision
+from router.response_ids import ResponseOwners
 from router.streaming import RelayResponse
-from router.transcript import Transcript
 
 log = logging.getLogger("offload.proxy")
 
-# vLLM-only request fields (reference §1): OpenAI answers 400 for each.
-VLLM_ONLY_FIELDS = frozenset(
-    {
-        "top_k", "min_p", "repetition_penalty", "use_beam_search", "length_penalty",
-        "stop_token_ids", "include_stop_str_in_output", "ignore_eos", "min_tokens",
-        "skip_special_tokens", "spaces_between_special_tokens", "truncate_prompt_tokens",
-        "truncation_side", "prompt_logprobs", "logprob_token_ids", "allowed_token_ids",
-        "bad_words", "watermarking", "repetition_detection", "thinking_token_budget",
-        "include_reasoning", "chat_template_kwargs", "chat_template", "add_generation_prompt",
-        "continue_final_message", "add_special_tokens", "documents", "echo",
-        "mm_processor_kwargs", "media_io_kwargs", "structured_outputs", "priority",
-        "request_id", "session_id", "cache_salt", "kv_transfer_params", "vllm_xargs",
-        "return_token_ids", "return_prompt_text", "stream_interval", "enable_thinking",
-        "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-        "guided_decoding_backend", "guided_whitespace_pattern",
-    }
-)  # fmt: skip
-_REASONING_FIELDS = ("reasoning", "reasoning_content")
+# Upstream headers a client needs to back off as the upstream asks (SDKs honour them).
+_RELAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry")
+_RELAYED_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
 
 
 class UpstreamFailure(Unavailable):
     """The request failed before any byte of an answer: try the next backend. (An
-    ``Unavailable`` means no attempt was made; telling them apart gives 502 or 503.)"""
+    ``Unavailable`` means no attempt was made; telling them apart gives 502 or 503.)
+    ``blames_backend`` is false when the proxy itself ran out of descriptors or memory."""
+
+    def __init__(self, reason: str, message: str, blames_backend: bool = True) -> None:
+        super().__init__(reason, message)
+        self.blames_backend = blames_backend
 
 
-# ------------------------------------------------------------- body
+class AnswerTooLarge(Exception):
+    """A non-streamed answer passed the backend's ``max_response_bytes``."""
 
 
-def adapt_body(body: dict[str, Any], backend: Backend, path: str) -> tuple[bytes, bool]:
-    """The bytes to send ``backend``, and whether the client asked for usage itself.
+@dataclass(slots=True)
+class Call:
+    """One request on its way through the forwarder, as plain data."""
 
-    Works on a shallow copy: the client's dict is never changed, so a fallback
-    starts again from what the client sent.
-    """
-    out = dict(body)
-    out["model"] = backend.config.embeddings_model if path == "/embeddings" else backend.model
-    for key, value in backend.config.extra_body.items():
-        mine = out.get(key)
-        if isinstance(value, dict) and isinstance(mine, dict):
-            out[key] = {**value, **mine}  # the client's own settings win
-        elif key not in out:
-            out[key] = value
-    if backend.kind == "openai":
-        _strip_for_cloud(out, path)
-    client_wants_usage = False
-    if out.get("stream") is True:
-        options = out.get("stream_options")
-        options = dict(options) if isinstance(options, dict) else {}
-        client_wants_usage = options.get("include_usage") is True
-        options["include_usage"] = True  # the proxy always needs the token counts
-        out["stream_options"] = options
-    return orjson.dumps(out), client_wants_usage
+    dialect: Dialect
+    body: dict[str, Any]
+    decision: Decision
+    row: UsageRow
+    t0: float  # perf_counter at arrival
+    client_model: str | None = None  # the client's model name, when the proxy does not know it
+    headers: dict[str, str] | None = None  # client headers that travel upstream (anthropic-version...)
+    query: str = ""  # the client's query string, passed on (Claude Code's ?beta=true)
+    allowed: frozenset[str] | None = None  # backends and routes the caller's key may use
+    thinking_note: str = ""  # the x-offload-thinking header, once a backend answers
+    # Set when a shadow run waits for the real answer's text, to judge its own against it.
+    answer: asyncio.Future[str | None] | None = None
+    answer_text: str | None = None
 
+    def answered(self) -> None:
+        """The client has its whole answer (called once the response is sent): a waiting
+        shadow run may start now, without sharing a moment with the real request."""
+        if self.answer is not None and not self.answer.done():
+            self.answer.set_result(self.answer_text)
 
-def _strip_for_cloud(out: dict[str, Any], path: str) -> None:
-    for key in VLLM_ONLY_FIELDS.intersection(out):
-        del out[key]
-    messages = out.get("messages")
-    if isinstance(messages, list) and any(
-        isinstance(m, dict) and m.get("role") == "assistant" and any(f in m for f in _REASONING_FIELDS)
-        for m in messages
-    ):
-        out["messages"] = [_without_reasoning(m) for m in messages]
-    # gpt-5 and o-series reject max_tokens on chat; max_completion_tokens means the same.
-    if path == "/chat/completions" and "max_tokens" in out and "max_completion_tokens" not in out:
-        out["max_completion_tokens"] = out.pop("max_tokens")
-
-
-def _without_reasoning(message: Any) -> Any:
-    if isinstance(message, dict) and message.get("role") == "assistant":
-        return {k: v for k, v in message.items() if k not in _REASONING_FIELDS}
-    return message
-
-
-def usage_into_row(usage: dict[str, Any], row: UsageRow) -> None:
-    row.prompt_tokens = _int(usage.get("prompt_tokens"))
-    row.completion_tokens = _int(usage.get("completion_tokens"))
-    prompt_details = usage.get("prompt_tokens_details")
-    if isinstance(prompt_details, dict):
-        row.cached_tokens = _int(prompt_details.get("cached_tokens"))
-    completion_details = usage.get("completion_tokens_details")
-    if isinstance(completion_details, dict):
-        row.reasoning_tokens = _int(completion_details.get("reasoning_tokens"))
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
-
-
-# ------------------------------------------------------------- forwarding
+    @property
+    def wants_text(self) -> bool:
+        """Collect the answer's text: to store it (database.store_text) or for a shadow run."""
+        return self.row.prompt_text is not None or self.answer is not None
 
 
 class Forwarder:
@@ -129,20 +89,65 @@ class Forwarder:
         capacity: CapacityConfig,
         finish: Callable[[UsageRow], None],
         on_fallback: Callable[[str, str, str], None],
+        mask: SecretMask,
+        owners: ResponseOwners,
     ) -> None:
         self.pool = pool
         self.capacity = capacity
         self.finish = finish  # accounting + metrics, once per request
         self.on_fallback = on_fallback
+        self.mask = mask  # configured secrets, masked in anything relayed from an error
+        self.owners = owners  # response id → the backend that minted it
 
-    async def forward(
-        self, body: dict[str, Any], decision: Decision, row: UsageRow, path: str, t0: float
-    ) -> Response:
-        """Try the decided backend, then its fallbacks; answer from the first that can."""
+    # ----------------------------------------------------------- settling
+
+    def settle(
+        self,
+        call: Call,
+        status: int,
+        usage: Usage | None,
+        *,
+        billed: bool = True,
+        error_type: str | None = None,
+        completion_estimate: int = 0,
+        text: str | None = None,
+    ) -> None:
+        """Settle the request's usage row and hand it to accounting and metrics: the one
+        place a row is completed. Without usage, a request that reached a model keeps its
+        prompt estimate (flagged); one that generated nothing (``billed`` false) counts none."""
+        row = call.row
+        row.status = status
+        if error_type is not None and row.error_type is None:
+            row.error_type = error_type
+        if usage is not None:
+            row.prompt_tokens, row.completion_tokens, row.cached_tokens, row.reasoning_tokens = usage
+        elif not billed:
+            row.prompt_tokens = 0
+        else:
+            row.tokens_estimated = True
+            row.completion_tokens = completion_estimate
+        if text is not None and row.prompt_text is not None:
+            row.completion_text = text
+        call.answer_text = text if status < 400 else None
+        row.latency_ms = (time.perf_counter() - call.t0) * 1000
+        self.finish(row)
+
+    def refuse(self, call: Call, error: ProxyError) -> Response:
+        """Answer with the proxy's own error once a row exists (nothing was generated)."""
+        self.settle(call, error.status, None, billed=False, error_type=error.code or f"http_{error.status}")
+        return error.response(route_headers(call), shape=call.dialect.shape)
+
+    # ----------------------------------------------------------- forwarding
+
+    async def forward(self, call: Call) -> Response:
+        """Try the candidates in order; answer from the first that can."""
+        candidates = self._candidates(call)
+        if not candidates:
+            return self.refuse(call, self._unserved(call))
         failures: list[Unavailable] = []
-        last_error: tuple[int, bytes] | None = None
+        last_error: tuple[int, bytes, dict[str, str]] | None = None
         previous: Backend | None = None
-        for backend in self.pool.candidates(decision.backend):
+        for backend in candidates:
             if previous is not None:
                 self.on_fallback(previous.name, backend.name, failures[-1].reason)
             previous = backend
@@ -154,27 +159,39 @@ class Forwarder:
             committed = False
             response: aiohttp.ClientResponse | None = None
             try:
-                payload, client_usage = adapt_body(body, backend, path)
-                response = await self._attempt(backend, endpoint, path, payload, row)
+                adapted = call.dialect.adapt(call.body, backend, call.client_model)
+                streaming = call.dialect.streams(call.body)
+                deadline = _deadline(backend, streaming)
+                response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
                 if response.status >= 500 or response.status == 408:
                     # Worth another backend; keep the answer in case none is left.
-                    last_error = (response.status, await self._read_error(response))
+                    last_error = (
+                        response.status,
+                        await self._read_error(response),
+                        relayed_headers(response),
+                    )
                     backend.report(endpoint, ok=False)
                     failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
                     continue
-                row.backend, row.route = backend.name, backend.route
-                if failures:
-                    row.fallback, row.fallback_reason = True, failures[-1].reason
-                if row.stream and response.status == 200:
-                    first = await self._first_chunk(backend, response)
+                self._served_by(call, backend, adapted, failures)
+                if streaming and response.status == 200:
+                    first = await self._first_chunk(backend, response, deadline)
                     committed = True  # the stream owns the slot from here
-                    return self._stream(backend, endpoint, response, first, client_usage, row, t0)
+                    return self._stream(call, backend, endpoint, response, first, adapted)
                 data = await self._read_whole(backend, response)
                 backend.report(endpoint, ok=True)
-                return self._whole(response, data, row, t0)
+                return self._whole(call, backend, response, data)
             except UpstreamFailure as exc:
-                backend.report(endpoint, ok=False)
+                if exc.blames_backend:
+                    backend.report(endpoint, ok=False)
                 failures.append(exc)
+            except AnswerTooLarge:
+                backend.report(endpoint, ok=True)  # it answered; the answer is the problem
+                limit = backend.config.max_response_bytes
+                message = (
+                    f"the answer of backend {backend.name!r} is larger than its max_response_bytes ({limit})"
+                )
+                return self.refuse(call, ProxyError(502, message, code="upstream_answer_too_large"))
             finally:
                 if not committed:
                     # Also on cancellation (client gone): closing the connection,
@@ -182,14 +199,64 @@ class Forwarder:
                     if response is not None:
                         response.close()
                     backend.release(endpoint)
-        return self._no_backend(failures, last_error, row, t0)
+        return self._no_backend(call, failures, last_error)
+
+    def _candidates(self, call: Call) -> list[Backend]:
+        chain = self.pool.candidates(call.decision.backend, call.dialect.api)
+        if call.decision.reason == PINNED:
+            # State that lives in one backend (a previous response) cannot move.
+            chain = [b for b in chain if b.name == call.decision.backend]
+        allowed = call.allowed
+        if allowed is not None:
+            # A restricted key waits for, or is refused by, the backends it may use: never
+            # a (paid) fallback outside them.
+            chain = [b for b in chain if b.name in allowed or b.route in allowed]
+        return chain
+
+    async def answer_idle(
+        self, call: Call, backend: Backend, body: dict[str, Any], reserve: int
+    ) -> tuple[int, Whole]:
+        """Answer ``body`` (a non-streamed copy of the call's request) on an idle slot of
+        ``backend``: a shadow run. Unavailable when the box has no slot above ``reserve``;
+        cancelled (the slot freed at once) when real traffic needs it."""
+        endpoint = backend.take_idle(reserve)
+        response: aiohttp.ClientResponse | None = None
+        try:
+            adapted = call.dialect.adapt(body, backend, call.client_model)
+            response = await self._attempt(backend, endpoint, call, adapted.payload, None)
+            data = await self._read_whole(backend, response)
+            if response.status >= 400:
+                return response.status, Whole(None)
+            return response.status, call.dialect.whole(data, True)
+        finally:
+            if response is not None:
+                response.close()  # closed, not pooled: a cancelled copy aborts on vLLM at once
+            backend.release(endpoint)
+
+    def _unserved(self, call: Call) -> ProxyError:
+        api, decision = call.dialect.api, call.decision
+        if call.allowed is not None and self.pool.candidates(decision.backend, api):
+            return ProxyError(
+                503,
+                f"no backend that this key may use ({', '.join(sorted(call.allowed))}) serves this request",
+                code="no_allowed_backend",
+            )
+        return ProxyError(
+            503,
+            f"no backend on route {decision.route!r} or its fallbacks serves the {api} API: add "
+            f"{api!r} to backends.<name>.apis, or configure a backend whose kind serves it",
+            code="api_not_served",
+            type="server_error",
+        )
 
     @staticmethod
-    async def _read_error(response: aiohttp.ClientResponse) -> bytes:
-        try:
-            return await response.read()
-        except (aiohttp.ClientError, TimeoutError):
-            return b""  # normalise_upstream_error still says which status it was
+    def _served_by(call: Call, backend: Backend, adapted: Adapted, failures: list[Unavailable]) -> None:
+        row = call.row
+        row.backend, row.route = backend.name, backend.route
+        row.thinking = adapted.thinking
+        call.thinking_note = adapted.thinking_note
+        if failures:
+            row.fallback, row.fallback_reason = True, failures[-1].reason
 
     def _queue_timeout(self, backend: Backend) -> float:
         if self.capacity.policy == "queue" and backend.config.max_concurrency:
@@ -197,33 +264,57 @@ class Forwarder:
         return 0.0
 
     async def _attempt(
-        self, backend: Backend, endpoint: Endpoint, path: str, payload: bytes, row: UsageRow
+        self, backend: Backend, endpoint: Endpoint, call: Call, payload: bytes, deadline: float | None
     ) -> aiohttp.ClientResponse:
-        """POST once; retry once a pooled connection the server had already closed."""
+        """POST once (response headers by ``deadline`` for a stream); retry once a pooled
+        connection that the server had already closed."""
         assert endpoint.session is not None
-        headers = {"Content-Type": "application/json", "X-Request-Id": row.request_id, **backend.auth_headers}
-        url = endpoint.url + path
+        headers = {
+            "Content-Type": "application/json",
+            "X-Request-Id": call.row.request_id,
+            **backend.auth_headers,
+            **(call.headers or {}),
+        }
+        url = endpoint.url + call.dialect.path + (f"?{call.query}" if call.query else "")
         for attempt in (1, 2):
             try:
-                return await endpoint.session.post(url, data=payload, headers=headers)
+                async with asyncio.timeout_at(deadline):
+                    return await endpoint.session.post(url, data=payload, headers=headers)
             except aiohttp.ServerDisconnectedError as exc:
                 if attempt == 2:
                     raise UpstreamFailure("connection_reset", f"{backend.name}: {exc}") from None
             except aiohttp.ClientConnectorError as exc:
+                if own_resource_error(exc):
+                    raise _own_failure(backend) from None
                 raise UpstreamFailure(
                     "connect_error", f"{backend.name}: cannot connect ({exc.strerror})"
                 ) from None
-            except (aiohttp.ConnectionTimeoutError, aiohttp.SocketTimeoutError, TimeoutError):
+            except TimeoutError:
+                reason = "first_byte_timeout" if deadline is not None else "timeout"
+                raise UpstreamFailure(reason, f"{backend.name}: no answer in time") from None
+            except (aiohttp.ConnectionTimeoutError, aiohttp.SocketTimeoutError):
                 raise UpstreamFailure("timeout", f"{backend.name}: timed out") from None
             except aiohttp.ClientError as exc:
                 raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
+            except OSError as exc:
+                if own_resource_error(exc):
+                    raise _own_failure(backend) from None
+                raise UpstreamFailure("connect_error", f"{backend.name}: {exc.strerror}") from None
         raise AssertionError("unreachable")
 
-    async def _first_chunk(self, backend: Backend, response: aiohttp.ClientResponse) -> bytes:
+    async def _read_error(self, response: aiohttp.ClientResponse) -> bytes:
+        try:
+            return await response.content.read(64 * 1024)  # an error is small; a bigger one is cut
+        except (aiohttp.ClientError, TimeoutError):
+            return b""  # normalise_upstream_error still says which status it was
+
+    async def _first_chunk(
+        self, backend: Backend, response: aiohttp.ClientResponse, deadline: float | None
+    ) -> bytes:
         """Wait for the stream's first bytes: until then the request can still move.
         (On failure forward() closes the response: closed, not pooled, makes vLLM abort.)"""
         try:
-            async with asyncio.timeout(backend.config.timeouts.first_byte_s):
+            async with asyncio.timeout_at(deadline):
                 first = await response.content.readany()
         except TimeoutError:
             raise UpstreamFailure("first_byte_timeout", f"{backend.name}: no first byte in time") from None
@@ -234,57 +325,67 @@ class Forwarder:
         return first
 
     async def _read_whole(self, backend: Backend, response: aiohttp.ClientResponse) -> bytes:
+        """The whole answer, never more than the backend's ``max_response_bytes`` in memory."""
+        limit = backend.config.max_response_bytes
+        if (response.content_length or 0) > limit:
+            raise AnswerTooLarge
+        chunks: list[bytes] = []
+        size = 0
         try:
-            return await response.read()
+            async for chunk in response.content.iter_any():
+                size += len(chunk)
+                if size > limit:
+                    raise AnswerTooLarge
+                chunks.append(chunk)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def _whole(self, response: aiohttp.ClientResponse, data: bytes, row: UsageRow, t0: float) -> Response:
-        row.status = response.status
-        if response.status >= 400:
-            data = normalise_upstream_error(response.status, data)
-            row.error_type = f"upstream_{response.status}"
-            row.prompt_tokens = 0  # a rejected request generated (and bills) nothing
+    def _whole(self, call: Call, backend: Backend, response: aiohttp.ClientResponse, data: bytes) -> Response:
+        status = response.status
+        if status >= 400:
+            data = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
+            # A rejected request generated (and bills) nothing.
+            self.settle(call, status, None, billed=False, error_type=f"upstream_{status}")
         else:
-            self._usage_from_body(data, row)
-        row.latency_ms = (time.perf_counter() - t0) * 1000
-        self.finish(row)
+            whole = call.dialect.whole(data, call.wants_text)
+            if whole.response_id is not None:
+                self._minted(call, backend, whole.response_id)
+            self.settle(call, status, whole.usage, text=whole.text)
         media = response.headers.get("Content-Type", "application/json")
-        return Response(data, status_code=response.status, media_type=media, headers=route_headers(row))
+        headers = {**relayed_headers(response), **route_headers(call)}
+        return Response(data, status_code=status, media_type=media, headers=headers)
 
-    def _usage_from_body(self, data: bytes, row: UsageRow) -> None:
-        try:
-            doc = orjson.loads(data)
-            usage = doc.get("usage")
-        except (orjson.JSONDecodeError, AttributeError):
-            doc = usage = None
-        if row.prompt_text is not None:  # database.store_text: keep the answer's text too
-            transcript = Transcript()
-            transcript.add_response(doc)
-            row.completion_text = transcript.text()
-        if isinstance(usage, dict):
-            usage_into_row(usage, row)
-        else:
-            row.tokens_estimated = True
+    def _minted(self, call: Call, backend: Backend, response_id: str) -> None:
+        call.row.response_id = response_id
+        self.owners.remember(response_id, backend.name)
 
     def _stream(
         self,
+        call: Call,
         backend: Backend,
         endpoint: Endpoint,
         response: aiohttp.ClientResponse,
         first: bytes,
-        client_usage: bool,
-        row: UsageRow,
-        t0: float,
+        adapted: Adapted,
     ) -> RelayResponse:
-        row.status = 200
-        row.ttft_ms = (time.perf_counter() - t0) * 1000
-        relay = SSERelay(
-            strip_usage_chunk=not client_usage,
-            strip_null_usage=backend.kind == "openai" and not client_usage,
-            # The prompt text is on the row only when database.store_text is on.
-            transcript=Transcript() if row.prompt_text is not None else None,
-        )
+        row = call.row
+        row.ttft_ms = (time.perf_counter() - call.t0) * 1000
+        relay = call.dialect.relay(backend, adapted.client_wants_usage, call.wants_text)
+
+        def settle(status: int, error_type: str | None = None) -> None:
+            if relay.response_id is not None:
+                self._minted(call, backend, relay.response_id)
+            if relay.errored and error_type is None:
+                error_type = "stream_error"
+            self.settle(
+                call,
+                status,
+                relay.usage,
+                error_type=error_type,
+                completion_estimate=relay.events,
+                text=relay.text(),
+            )
 
         async def events() -> AsyncIterator[bytes]:
             complete = False
@@ -295,7 +396,7 @@ class Forwarder:
                         if out:
                             yield out
                         chunk = await response.content.readany()
-                        # End of body without [DONE]: finish() adds an error event.
+                        # End of body without the API's normal end: finish() says so.
                         out = relay.feed(chunk) if chunk else relay.finish()
                 except (aiohttp.ClientError, TimeoutError) as exc:
                     out = relay.abort(f"upstream {backend.name} failed mid-stream: {type(exc).__name__}")
@@ -303,7 +404,7 @@ class Forwarder:
                 # has seen the end of a stream also sees its usage row and metrics.
                 complete = True
                 backend.report(endpoint, ok=not relay.errored)
-                self._settle(relay, row, t0)
+                settle(200)
                 if out:
                     yield out
             finally:
@@ -314,68 +415,72 @@ class Forwarder:
                     # the connection, not pooling it, makes vLLM abort the
                     # request and free its slot at once.
                     response.close()
-                    row.status, row.error_type = 499, "client_disconnected"
-                    self._settle(relay, row, t0)
+                    settle(499, "client_disconnected")
                 backend.release(endpoint)
 
         return RelayResponse(
             events(),
             status_code=200,
             media_type=response.headers.get("Content-Type", "text/event-stream"),
-            headers={**route_headers(row), "Cache-Control": "no-cache"},
+            headers={**route_headers(call), "Cache-Control": "no-cache"},
         )
 
-    def _settle(self, relay: SSERelay, row: UsageRow, t0: float) -> None:
-        if relay.errored and row.error_type is None:
-            row.error_type = "stream_error"
-        if relay.transcript is not None:
-            row.completion_text = relay.transcript.text()
-        if relay.usage is not None:
-            usage_into_row(relay.usage, row)
-        else:
-            # The caller put an estimate of prompt tokens on the row.
-            row.tokens_estimated = True
-            row.completion_tokens = relay.events
-        row.latency_ms = (time.perf_counter() - t0) * 1000
-        self.finish(row)
-
     def _no_backend(
-        self,
-        failures: list[Unavailable],
-        last_error: tuple[int, bytes] | None,
-        row: UsageRow,
-        t0: float,
+        self, call: Call, failures: list[Unavailable], last_error: tuple[int, bytes, dict[str, str]] | None
     ) -> Response:
-        row.latency_ms = (time.perf_counter() - t0) * 1000
-        row.fallback_reason = failures[-1].reason if failures else None
-        row.prompt_tokens = 0  # nothing was generated
+        call.row.fallback_reason = failures[-1].reason if failures else None
         if last_error is not None:
-            status, data = last_error
-            row.status, row.error_type = status, f"upstream_{status}"
-            self.finish(row)
+            status, data, headers = last_error
+            self.settle(call, status, None, billed=False, error_type=f"upstream_{status}")
             return Response(
-                normalise_upstream_error(status, data),
+                normalise_upstream_error(status, self.mask(data), call.dialect.shape),
                 status_code=status,
                 media_type="application/json",
-                headers=route_headers(row),
+                headers={**headers, **route_headers(call)},
             )
         tried = "; ".join(f.message for f in failures)
         unconfigured = [f for f in failures if f.reason == "unconfigured"]
         if unconfigured and len(unconfigured) == len(failures):
             error = ProxyError(503, tried, code="backend_unconfigured", type="server_error")
-        elif any(isinstance(f, UpstreamFailure) for f in failures):
+        elif any(isinstance(f, UpstreamFailure) and f.blames_backend for f in failures):
             error = ProxyError(502, f"no backend could answer: {tried}", code="upstream_unavailable")
         else:
             error = ProxyError(503, f"no backend could answer: {tried}", code="no_backend_available")
-        row.status, row.error_type = error.status, error.code
-        self.finish(row)
-        return error.response(route_headers(row))
+        return self.refuse(call, error)
 
 
-def route_headers(row: UsageRow) -> dict[str, str]:
+def _deadline(backend: Backend, streaming: bool) -> float | None:
+    """A stream's response headers and first bytes are due within ``first_byte_s``. A whole
+    answer's headers come with the answer itself, so ``read_s`` bounds those."""
+    if not streaming:
+        return None
+    return asyncio.get_running_loop().time() + backend.config.timeouts.first_byte_s
+
+
+def _own_failure(backend: Backend) -> UpstreamFailure:
+    log.error("cannot reach %s: the proxy is out of file descriptors or memory", backend.name)
+    return UpstreamFailure(
+        "proxy_resources", "the proxy is out of descriptors or memory", blames_backend=False
+    )
+
+
+def relayed_headers(response: aiohttp.ClientResponse) -> dict[str, str]:
+    """The upstream's back-off headers (Retry-After, rate-limit state), for the client's SDK."""
     return {
+        name: value
+        for name, value in response.headers.items()
+        if (lower := name.lower()) in _RELAYED_HEADERS or lower.startswith(_RELAYED_PREFIXES)
+    }
+
+
+def route_headers(call: Call) -> dict[str, str]:
+    row = call.row
+    headers = {
         "x-offload-route": row.backend or "none",
         "x-offload-intent": row.intent or "none",
         "x-offload-fallback": "1" if row.fallback else "0",
         "x-request-id": row.request_id,
     }
+    if call.thinking_note:
+        headers["x-offload-thinking"] = call.thinking_note
+    return headers

@@ -147,11 +147,19 @@ def render_command(recipe: Recipe) -> str:
 
 
 def recipe_path(config_file: str | os.PathLike[str], backend: BackendConfig) -> Path:
-    """The backend's recipe file, resolved relative to the router config's directory."""
+    """The backend's recipe file, resolved relative to the router config's directory.
+
+    It must stay inside that directory once symlinks and ``..`` are resolved: a config
+    names a recipe, not any file the proxy's user can read (``../../etc/passwd``,
+    ``/dev/zero``). Reading it is bounded too (router.config.read_yaml).
+    """
     if not backend.recipe:
         raise RecipeError("backend has no recipe")
-    path = Path(backend.recipe).expanduser()
-    return path if path.is_absolute() else Path(config_file).resolve().parent / path
+    base = Path(config_file).resolve().parent
+    path = (base / Path(backend.recipe).expanduser()).resolve()
+    if not path.is_relative_to(base):
+        raise RecipeError(f"{backend.recipe}: must be a file in the config's directory {base}")
+    return path
 
 
 def apply_recipe(config_file: str | os.PathLike[str], backend: BackendConfig) -> tuple[int, int]:
@@ -239,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not opts.run:
         print(render_command(recipe))
+        for line in _variant_notes(opts.config, name):
+            print(line, file=sys.stderr)  # stdout stays the bare command, for scripts
         return 0
     exe = _vllm_executable()
     if exe is None:
@@ -254,6 +264,27 @@ def main(argv: list[str] | None = None) -> int:
     argv_out = [*exe, *recipe.argv()[1:]]
     os.execvpe(argv_out[0], argv_out, env)
     return 0  # pragma: no cover - execvpe does not return
+
+
+def _variant_notes(config_path: str | None, server: str) -> list[str]:
+    """What this one server also serves: the backend's variants and how they differ."""
+    from router.config import load_config
+
+    try:
+        backends = load_config(config_path).backends
+    except ConfigError:
+        return []
+    notes = []
+    for name, backend in backends.items():
+        if backend.variant_of == server:
+            thinking = f"thinking {backend.thinking}"
+            bound = f", max_output_tokens {backend.max_output_tokens}" if backend.max_output_tokens else ""
+            notes.append(
+                f"# also served by this command: variant {name!r} of {server!r} ({thinking}{bound}),"
+            )
+    if notes:
+        notes.append("# switched per request (chat_template_kwargs), sharing max-num-seqs with it")
+    return notes
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,7 +30,7 @@ from sqlalchemy import case, func, inspect, make_url, select
 
 from router.config import Config, ConfigError, Price, load_config
 from router.db import is_sqlite, make_engine
-from router.models import usage_table
+from router.models import Usage, usage_table
 
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
 _TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
@@ -58,18 +58,25 @@ def cost(price: Price, prompt: int, completion: int, cached: int) -> float:
     ) / 1e6
 
 
-def reference_cloud(config: Config, local_backend: str) -> str | None:
-    """The cloud backend whose prices value a local backend's tokens.
+def reference_cloud(config: Config, local_backend: str, api: str = "chat") -> str | None:
+    """The cloud backend whose prices value a local backend's tokens of one API.
 
-    Where that backend's traffic would have gone (its first cloud fallback, as the
-    proxy resolves them), else the first cloud backend in the config (also for a
-    backend since removed from the config).
+    Where that traffic would have gone (the first cloud fallback that serves the
+    API, as the proxy resolves them: Messages traffic is priced as the Anthropic
+    backend's), else the first cloud backend serving the API, else the first cloud
+    backend in the config (also for a backend since removed from the config).
     """
     chain = config.fallback_chain(local_backend)[1:] if local_backend in config.backends else []
+    clouds = [n for n, b in config.backends.items() if b.route_name == "cloud"]
+    serving = [n for n in clouds if api in config.backends[n].served_apis]
     for name in chain:
-        if config.backends[name].route_name == "cloud":
+        if name in serving:
             return name
-    return next((n for n, b in config.backends.items() if b.route_name == "cloud"), None)
+    for name in chain:
+        same_route = [n for n in serving if config.backends[n].route_name == config.backends[name].route_name]
+        if config.backends[name].route_name == "cloud" and same_route:
+            return same_route[0]
+    return next(iter(serving or clouds), None)
 
 
 def _counts() -> dict[str, int]:
@@ -97,7 +104,7 @@ def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any
     engine = make_engine(config.database.url, pooled=False)
     try:
         with engine.connect() as conn:
-            if not inspect(conn).has_table(usage_table.name):
+            if not inspect(conn).has_table(Usage.__tablename__):
                 return []  # nothing was ever recorded here
             u = usage_table.c
             stmt = (
@@ -105,6 +112,7 @@ def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any
                     u.route,
                     u.backend,
                     u.intent,
+                    u.api,
                     u.fallback,
                     u.fallback_reason,
                     func.count().label("requests"),
@@ -113,12 +121,20 @@ def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any
                     ),
                     *(func.sum(u[name]).label(name) for name in _TOKENS),
                 )
-                .where(u.started_at >= start, u.started_at < end)
-                .group_by(u.route, u.backend, u.intent, u.fallback, u.fallback_reason)
+                # Shadow runs (router/shadow.py) are evidence, not traffic: `offload compare` reads them.
+                .where(u.started_at >= start, u.started_at < end, u.shadow_of.is_(None))
+                .group_by(u.route, u.backend, u.intent, u.api, u.fallback, u.fallback_reason)
             )
             return [dict(r._mapping) for r in conn.execute(stmt)]
     finally:
         engine.dispose()
+
+
+def _merge(into: dict[str, Any], counts: dict[str, int], money: str, amount: float) -> None:
+    """Add one API's counts and money into a backend's entry."""
+    for key, n in counts.items():
+        into[key] += n
+    into[money] = _r(into[money] + amount)
 
 
 def _r(x: float) -> float:
@@ -130,17 +146,22 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
     rows = _query(config, start, end)
     hours = calendar.monthrange(start.year, start.month)[1] * 24
 
-    total, by_route, by_intent = _counts(), {}, {}
-    served: dict[tuple[str, str], dict[str, int]] = {}  # (route, backend) -> counts
+    total = _counts()
+    by_route: dict[str, dict[str, int]] = {}
+    by_intent: dict[str, dict[str, int]] = {}
+    by_api: dict[str, dict[str, int]] = {}
+    served: dict[tuple[str, str, str], dict[str, int]] = {}  # (route, backend, api) -> counts
     fallbacks: dict[str, int] = {}
     for row in rows:
         route = row["route"] or UNROUTED
         _add(total, row)
         _add(by_route.setdefault(route, _counts()), row)
         _add(by_intent.setdefault(row["intent"] or "unknown", _counts()), row)
+        api = row["api"] or "chat"  # rows from before the api column were chat-family traffic
+        _add(by_api.setdefault(api, _counts()), row)
         if row["route"]:
             # A served row without a backend name cannot be priced: it shows up as unpriced.
-            _add(served.setdefault((route, row["backend"] or "(unknown)"), _counts()), row)
+            _add(served.setdefault((route, row["backend"] or "(unknown)", api), _counts()), row)
         if row["fallback"]:
             reason = row["fallback_reason"] or "unspecified"
             fallbacks[reason] = fallbacks.get(reason, 0) + int(row["requests"])
@@ -154,21 +175,33 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
     spend: dict[str, Any] = {}
     value: dict[str, Any] = {}
     unpriced: list[str] = []
-    for (route, backend), c in sorted(served.items()):
+    for (route, backend, api), c in sorted(served.items()):
         if route == "cloud":
             if backend not in config.backends:
-                unpriced.append(backend)  # served by a backend since removed from the config
+                if backend not in unpriced:
+                    unpriced.append(backend)  # served by a backend since removed from the config
                 continue
-            spend[backend] = {**c, "cost": _r(cost(config.backends[backend].price, *(c[t] for t in _TOKENS)))}
+            price = cost(config.backends[backend].price, *(c[t] for t in _TOKENS))
+            _merge(spend.setdefault(backend, {**_counts(), "cost": 0.0}), c, "cost", price)
         elif route == "local":
-            ref = reference_cloud(config, backend)
+            ref = reference_cloud(config, backend, api)
             worth = cost(config.backends[ref].price, *(c[t] for t in _TOKENS)) if ref else 0.0
-            value[backend] = {**c, "priced_as": ref, "value": _r(worth)}
+            entry = value.setdefault(
+                backend,
+                {
+                    **_counts(),
+                    "priced_as": reference_cloud(config, backend),
+                    "priced_as_by_api": {},
+                    "value": 0.0,
+                },
+            )
+            _merge(entry, c, "value", worth)
+            entry["priced_as_by_api"][api] = ref
 
     hardware: dict[str, Any] = {}
-    for name, backend in config.backends.items():
-        hw = backend.hardware
-        if backend.route_name != "local" or hw is None:
+    for name, box in config.backends.items():
+        hw = box.hardware
+        if box.route_name != "local" or hw is None:
             continue
         amort = hw.cost / hw.amortisation_months
         power = hw.watts * hours * hw.price_per_kwh / 1000
@@ -190,6 +223,7 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
         },
         "by_route": dict(sorted(by_route.items())),
         "by_intent": dict(sorted(by_intent.items())),
+        "by_api": dict(sorted(by_api.items())),
         "local_share": {
             "requests": _r(local_ok / routed_req) if routed_req else 0.0,
             "tokens": _r(local["total_tokens"] / routed_tok) if routed_tok else 0.0,
@@ -221,7 +255,7 @@ def _csv_rows(report: dict[str, Any]) -> Iterable[tuple[str, str, str, Any]]:
         yield ("summary", "", k, v)
     yield ("summary", "", "local_share_requests", report["local_share"]["requests"])
     yield ("summary", "", "local_share_tokens", report["local_share"]["tokens"])
-    for section in ("by_route", "by_intent"):
+    for section in ("by_route", "by_intent", "by_api"):
         for key, counts in report[section].items():
             for metric, v in counts.items():
                 yield (section.removeprefix("by_"), key, metric, v)
@@ -257,6 +291,7 @@ def _table(report: dict[str, Any]) -> str:
 
     block("route", report["by_route"])
     block("intent", report["by_intent"])
+    block("api", report["by_api"])
     share = report["local_share"]
     lines.append(f"local share: {share['requests']:.1%} of requests, {share['tokens']:.1%} of tokens")
     fb = report["fallbacks"]
@@ -266,7 +301,9 @@ def _table(report: dict[str, Any]) -> str:
     lines.append(f"cloud spend (actual):             {report['cloud_spend']['total']:>12,.2f}")
     if report["cloud_spend"]["unpriced_backends"]:
         lines.append(f"  not priced (not in config): {', '.join(report['cloud_spend']['unpriced_backends'])}")
-    refs = sorted({str(v["priced_as"]) for v in report["local_value"]["by_backend"].values()})
+    refs = sorted(
+        {str(r) for v in report["local_value"]["by_backend"].values() for r in v["priced_as_by_api"].values()}
+    )
     lines.append(
         f"local tokens at cloud prices:     {report['local_value']['cloud_equivalent']:>12,.2f}"
         + (f"  (priced as {', '.join(refs)})" if refs else "")

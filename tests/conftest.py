@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
-from tests.fakeupstream import RunningFake, start_in_thread
+from router.fakeupstream import RunningFake, start_in_thread
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, make_config
 
 PG_URL = os.environ.get("OFFLOAD_TEST_POSTGRES_URL")
@@ -26,6 +26,14 @@ def local_fake() -> Iterator[RunningFake]:
 @pytest.fixture
 def cloud_fake() -> Iterator[RunningFake]:
     fake = start_in_thread("cloud", api_key=CLOUD_KEY, model=CLOUD_MODEL)
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def anthropic_fake() -> Iterator[RunningFake]:
+    """Anthropic's cloud: Messages only; clients use ``anthropic_fake.root`` as the base URL."""
+    fake = start_in_thread("anthropic", api_key="sk-ant-cloud-secret-0123456789", model="claude-sonnet-4-5")
     yield fake
     fake.stop()
 

@@ -18,8 +18,8 @@ import openai
 import pytest
 
 from router.backends import CLOSED, HALF_OPEN, OPEN, Backend, Breaker, Pool
+from router.fakeupstream import RunningFake
 from tests.conftest import fake_config, fake_state
-from tests.fakeupstream import RunningFake
 from tests.harness import ProxyServer, make_config, wait_until
 
 PROBE, REQUESTS = "probe", "requests"  # Breaker.opened_by

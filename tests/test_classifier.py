@@ -1,6 +1,6 @@
 """Tests of the intent classifier (classifier/): export fidelity, accuracy, robustness, bounds.
 
-Run: /work/main/.venv/bin/python -m pytest tests/test_classifier.py -q
+Run: .venv/bin/python -m pytest tests/test_classifier.py -q
 """
 
 from __future__ import annotations
@@ -28,14 +28,30 @@ HOLDOUT = DATA / "holdout.jsonl"
 # that was first scored only after the shipped weights had been chosen.
 HOLDOUT_MULTILINGUAL = DATA / "holdout_multilingual.jsonl"
 TEST_MULTILINGUAL = DATA / "test_multilingual.jsonl"
+# Hand-written agent traffic in the real wrappers, pasted material and redirections, and eight
+# languages: sealed before the f13 weights were trained; a second English agent set sealed before
+# round 2 (f14) changed anything (bench/README.md); and a separate development set of wrapped
+# requests that could be looked at while tuning.
+SEALED = DATA / "sealed"
+DEV_AGENTS = DATA / "dev_agents.jsonl"
 TRAIN = DATA / "train.jsonl"
+AGENT_REQUESTS = ROOT / "tests" / "data" / "agent_requests"
 
-# What the packaged weights achieve on the hand-written holdout (see bench/README.md).
+# Route accuracy is measured as the proxy decides (classifier.evaluate.policy_decide_all:
+# Policy.decide with the packaged config, so a tool-loop turn takes its task's decision and a
+# low-confidence guess goes to the route holding more probability).
+# What the packaged weights achieve on the hand-written holdout (see bench/README.md): f14 0.967
+# (116/120), f13 0.958.
 HOLDOUT_ROUTE_ACCURACY_FLOOR = 0.95
-# Below the English-and-European floor on purpose: the f12 weights score 0.896 (43/48) and 0.875
-# (84/96) on these sets; the f11 weights, without CJK bigrams or these languages in training,
-# scored 0.792 and 0.688. A regression guard.
-MULTILINGUAL_ROUTE_ACCURACY_FLOOR = 0.85
+# Below the English-and-European floor on purpose: the f14 weights score 0.938 (45/48) and 0.885
+# (85/96) on these sets (f13: 0.896 and 0.865; f11, without CJK bigrams or these languages in
+# training: 0.792 and 0.688). A regression guard.
+MULTILINGUAL_ROUTE_ACCURACY_FLOOR = 0.87
+# Regression guards for the sealed sets, a little under what the f14 weights score
+# (bench/README.md): agent traffic 0.967 (147/152; f13 0.921 when first scored), pasted material
+# and redirections 0.977 (43/44; f13 0.932), eight languages 0.938 (225/240; f13 0.921), and the
+# round-2 agent set, first scored with f14, 0.942 (147/156; f13 0.929).
+SEALED_ROUTE_ACCURACY_FLOOR = {"agents_en": 0.95, "payload_en": 0.95, "languages": 0.92, "agents_en_v2": 0.93}
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +63,17 @@ def _load(path: Path):
     from classifier.train import load_jsonl
 
     return load_jsonl(path)
+
+
+def _route_accuracy(model: IntentModel, path: Path) -> tuple[int, int]:
+    """(correct, n): routes as Policy.decide gives them with the packaged config."""
+    from classifier.evaluate import policy_decide_all
+
+    examples = _load(path)
+    decided = policy_decide_all(model, examples)
+    return sum(route == route_of(e.intent) for e, (_, route) in zip(examples, decided, strict=True)), len(
+        examples
+    )
 
 
 # --------------------------------------------------------------------------- fidelity
@@ -80,16 +107,53 @@ def test_holdout_route_accuracy(model: IntentModel) -> None:
     examples = _load(HOLDOUT)
     assert len(examples) >= 100
     assert {e.intent for e in examples} == set(INTENTS)
-    correct = sum(route_of(model.predict(e.request).intent) == route_of(e.intent) for e in examples)
-    assert correct / len(examples) >= HOLDOUT_ROUTE_ACCURACY_FLOOR, f"{correct}/{len(examples)}"
+    correct, n = _route_accuracy(model, HOLDOUT)
+    assert correct / n >= HOLDOUT_ROUTE_ACCURACY_FLOOR, f"{correct}/{n}"
 
 
 @pytest.mark.parametrize("path", [HOLDOUT_MULTILINGUAL, TEST_MULTILINGUAL], ids=lambda p: p.stem)
 def test_multilingual_route_accuracy(model: IntentModel, path: Path) -> None:
     examples = _load(path)
     assert len(examples) in (48, 96) and {e.intent for e in examples} == set(INTENTS)
-    correct = sum(route_of(model.predict(e.request).intent) == route_of(e.intent) for e in examples)
-    assert correct / len(examples) >= MULTILINGUAL_ROUTE_ACCURACY_FLOOR, f"{correct}/{len(examples)}"
+    correct, n = _route_accuracy(model, path)
+    assert correct / n >= MULTILINGUAL_ROUTE_ACCURACY_FLOOR, f"{correct}/{n}"
+
+
+@pytest.mark.parametrize("name", sorted(SEALED_ROUTE_ACCURACY_FLOOR))
+def test_sealed_route_accuracy(model: IntentModel, name: str) -> None:
+    examples = _load(SEALED / f"{name}.jsonl")
+    assert {e.intent for e in examples} == set(INTENTS)
+    correct, n = _route_accuracy(model, SEALED / f"{name}.jsonl")
+    assert correct / n >= SEALED_ROUTE_ACCURACY_FLOOR[name], f"{correct}/{n}"
+
+
+def test_sealed_sets_cover_formats_and_languages() -> None:
+    """Each sealed line says its agent format and language; every language has 30+ requests
+    of all six intents."""
+    for name in ("agents_en", "agents_en_v2"):
+        agents = _load(SEALED / f"{name}.jsonl")
+        assert len(agents) >= 150 and {e.intent for e in agents} == set(INTENTS)
+        formats = {e.tags["format"] for e in agents}
+        assert {
+            "claude_code",
+            "codex",
+            "cline",
+            "roo",
+            "aider",
+            "openhands",
+            "continue",
+            "ide_edit",
+            "fim",
+        } <= formats
+        assert {"parts", "rag"} <= formats
+    groups = {e.tags["group"] for e in _load(SEALED / "payload_en.jsonl")}
+    assert groups == {"payload", "redirect"}
+    by_lang: dict[str, list[str]] = {}
+    for e in _load(SEALED / "languages.jsonl"):
+        by_lang.setdefault(e.tags["language"], []).append(e.intent)
+    assert set(by_lang) == {"de", "fr", "es", "pt", "zh", "ja", "ru", "ko"}
+    for lang, intents in by_lang.items():
+        assert len(intents) >= 30 and set(intents) == set(INTENTS), lang
 
 
 def test_cjk_text_is_read_as_character_bigrams() -> None:
@@ -125,6 +189,65 @@ def test_last_user_turn_decides_over_context(model: IntentModel) -> None:
         "tools": [{"type": "function", "function": {"name": "edit_file", "description": "Edit a file"}}],
     }
     assert model.predict(req).intent == "math"
+
+
+def _claude_code_with(ask: str) -> dict[str, Any]:
+    """The recorded Claude Code request (24 tools, its system prompt and reminders), with ``ask``
+    as the user's sentence, in the chat-shaped view the policy classifies."""
+    from router.dialects import MESSAGES
+
+    body = orjson.loads((AGENT_REQUESTS / "claude_task.json").read_bytes())["body"]
+    body["messages"][0]["content"][1]["text"] = ask
+    return MESSAGES.view(body)
+
+
+@pytest.mark.parametrize(
+    ("ask", "route"),
+    [
+        ("derive the expected number of comparisons quicksort makes on n distinct keys", "cloud"),
+        ("read the design doc and decide whether we should shard by tenant or by region; argue it", "cloud"),
+        ("write a 600-word launch post for our blog about the new offline mode, warm tone", "cloud"),
+        ("check the formula in pricing.py: prove that the discount can never exceed the subtotal", "cloud"),
+        ("run the test suite and tell me which tests fail", "local"),
+        ("implement Kahan summation in utils/sum.py with tests", "local"),
+        ("add a reading-time estimate to the blog posts", "local"),
+        pytest.param(
+            "add a word count to the blog post editor",
+            "local",
+            marks=pytest.mark.xfail(
+                reason="known (f14): a short coding ask made of prose nouns still reads as writing",
+                strict=True,
+            ),
+        ),
+    ],
+)
+def test_agent_context_does_not_outweigh_the_ask(model: IntentModel, ask: str, route: str) -> None:
+    """Inside Claude Code (24 tools, an agent system prompt) the ask decides (f14): maths,
+    reasoning and writing asked in a repository's vocabulary go to the cloud, and coding or tool
+    asks about maths or prose stay local."""
+    from classifier.evaluate import policy_decide_all
+    from classifier.train import Example
+
+    [(_, decided)] = policy_decide_all(model, [Example(_claude_code_with(ask), "coding", "t", "t")])
+    assert decided == route, ask
+
+
+def test_long_tool_lists_are_told_apart_from_a_tasks_tools() -> None:
+    """An agent's standing list (more than FEW_TOOLS tools) gives ``tools:many`` and its own
+    match features; its generic words (read, write, list, file) match nothing."""
+    from classifier.features import FEW_TOOLS
+
+    agent = extract(_claude_code_with("write a blog post and read it back to me"))
+    assert "tools:many" in agent.struct and "tools" not in agent.struct
+    assert "toolmatch_many:0" in agent.struct
+    few = extract(
+        {
+            "messages": [{"role": "user", "content": "what's the weather in Lyon tomorrow?"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Forecast"}}],
+        }
+    )
+    assert "tools" in few.struct and "toolmatch:1" in few.struct
+    assert FEW_TOOLS < 16
 
 
 def test_completions_body_and_content_parts(model: IntentModel) -> None:
@@ -302,5 +425,7 @@ def test_train_and_eval_clis(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_holdout_not_generated() -> None:
     """The holdouts are hand-written: none of their requests occur in the generated corpus."""
     train_users = {orjson.dumps(e.request) for e in _load(TRAIN)}
-    for path in (HOLDOUT, HOLDOUT_MULTILINGUAL, TEST_MULTILINGUAL):
+    sealed = sorted(SEALED.glob("*.jsonl"))
+    assert len(sealed) == 4
+    for path in (HOLDOUT, HOLDOUT_MULTILINGUAL, TEST_MULTILINGUAL, DEV_AGENTS, *sealed):
         assert not any(orjson.dumps(e.request) in train_users for e in _load(path)), path

@@ -70,3 +70,12 @@ def test_demo_shows_both_routes_a_fallback_and_the_report() -> None:
     report = out[out.index("Offload report") :]
     assert "local" in report and "cloud" in report, report
     assert seconds < 60, f"the demo took {seconds:.1f}s"
+
+
+def test_demo_shows_the_shadowed_maths_request_and_its_comparison() -> None:
+    done, _ = run_demo()
+    assert done.returncode == 0, done.stderr[-3000:]
+    comparison = done.stdout[done.stdout.index("Shadow runs") :]
+    (math,) = [line for line in comparison.splitlines() if line.startswith("math")]
+    # One pair: the cloud's answer and the idle box's (thinking on) agreed on the final answer.
+    assert math.split()[:5] == ["math", "local-thinking", "1", "1", "0"], comparison

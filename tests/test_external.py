@@ -2,7 +2,7 @@
 reading the real prompt sets (skipped unless their packages are installed; they are not
 dependencies of the project).
 
-Run: /work/main/.venv/bin/python -m pytest tests/test_external.py -q
+Run: .venv/bin/python -m pytest tests/test_external.py -q
 """
 
 from __future__ import annotations

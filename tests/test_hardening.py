@@ -21,12 +21,15 @@ from starlette.datastructures import Headers
 
 from router.auth import KeyStore
 from router.config import AuthConfig
+from router.fakeupstream import RunningFake, start_in_thread
 from router.limits import RateLimits
 from tests.conftest import CLOUD_KEY, fake_state
-from tests.fakeupstream import RunningFake, start_in_thread
 from tests.harness import USER, ProxyServer, make_config, wait_until
 
 CHAT = "/v1/chat/completions"
+RESPONSES = "/v1/responses"
+MESSAGES = "/v1/messages"
+COUNT = "/v1/messages/count_tokens"
 GOOD = json.dumps({"model": "local", "messages": USER}).encode()
 
 
@@ -46,6 +49,15 @@ def assert_openai_error(response: httpx.Response, status: int | tuple[int, ...])
     assert isinstance(error["message"], str) and error["message"]
     assert isinstance(error["type"], str) and error["type"]
     return error
+
+
+def assert_anthropic_error(response: httpx.Response, status: int) -> dict[str, Any]:
+    """Anthropic's shape: what the anthropic SDK and Claude Code parse."""
+    assert response.status_code == status, (response.status_code, response.text)
+    body = response.json()
+    assert body["type"] == "error" and set(body["error"]) == {"type", "message"}
+    assert body["error"]["type"] == "invalid_request_error" and body["error"]["message"]
+    return body["error"]
 
 
 def assert_still_serves(server: ProxyServer, headers: dict[str, str] | None = None) -> None:
@@ -204,15 +216,77 @@ CORPUS: list[tuple[str, str, bytes, int]] = [
     ("nesting past max_json_depth", CHAT, _raw_chat(b'"x": ' + b"[" * 70 + b"]" * 70), 400),
     ("nesting past orjson's own limit", CHAT, _raw_chat(b'"x": ' + b"[" * 5000 + b"]" * 5000), 400),
     ("more than max_messages", CHAT, _chat(messages=[MSG] * 10_001), 400),
+    # OpenAI Responses: the same refusals, in OpenAI's shape
+    ("responses: empty body", RESPONSES, b"", 400),
+    ("responses: invalid json", RESPONSES, b"{not json", 400),
+    ("responses: array body", RESPONSES, b"[]", 400),
+    ("responses: input missing", RESPONSES, b'{"model": "m"}', 400),
+    ("responses: input empty", RESPONSES, b'{"input": []}', 400),
+    ("responses: input number", RESPONSES, b'{"input": 5}', 400),
+    ("responses: item not object", RESPONSES, b'{"input": ["hi"]}', 400),
+    ("responses: instructions number", RESPONSES, b'{"input": "hi", "instructions": 3}', 400),
+    ("responses: previous_response_id number", RESPONSES, b'{"input": "hi", "previous_response_id": 7}', 400),
+    ("responses: stream string", RESPONSES, b'{"input": "hi", "stream": "yes"}', 400),
+    ("responses: max_output_tokens zero", RESPONSES, b'{"input": "hi", "max_output_tokens": 0}', 400),
+    ("responses: tools object", RESPONSES, b'{"input": "hi", "tools": {"type": "function"}}', 400),
+    ("responses: nesting", RESPONSES, b'{"input": "hi", "x": ' + b"[" * 70 + b"]" * 70 + b"}", 400),
+    # Anthropic Messages and count_tokens: the same refusals, in Anthropic's shape
+    ("messages: empty body", MESSAGES, b"", 400),
+    ("messages: invalid json", MESSAGES, b"{not json", 400),
+    ("messages: string body", MESSAGES, b'"hi"', 400),
+    ("messages: max_tokens missing", MESSAGES, b'{"messages": [{"role": "user", "content": "hi"}]}', 400),
+    (
+        "messages: max_tokens string",
+        MESSAGES,
+        b'{"max_tokens": "5", "messages": [{"role": "user", "content": "x"}]}',
+        400,
+    ),
+    ("messages: messages missing", MESSAGES, b'{"max_tokens": 5}', 400),
+    (
+        "messages: content null",
+        MESSAGES,
+        b'{"max_tokens": 5, "messages": [{"role": "user", "content": null}]}',
+        400,
+    ),
+    (
+        "messages: block without type",
+        MESSAGES,
+        b'{"max_tokens": 5, "messages": [{"role": "user", "content": [{"text": "x"}]}]}',
+        400,
+    ),
+    (
+        "messages: system number",
+        MESSAGES,
+        b'{"max_tokens": 5, "system": 1, "messages": [{"role": "user", "content": "x"}]}',
+        400,
+    ),
+    (
+        "messages: tools of strings",
+        MESSAGES,
+        b'{"max_tokens": 5, "tools": ["Bash"], "messages": [{"role": "user", "content": "x"}]}',
+        400,
+    ),
+    ("count_tokens: messages empty", COUNT, b'{"messages": []}', 400),
+    (
+        "count_tokens: model number",
+        COUNT,
+        b'{"model": 1, "messages": [{"role": "user", "content": "x"}]}',
+        400,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "path", "body", "status"), CORPUS, ids=[c[0] for c in CORPUS])
-def test_bad_body_gets_openai_4xx_forwards_nothing_and_server_keeps_serving(shared, name, path, body, status):
+def test_bad_body_gets_the_apis_4xx_forwards_nothing_and_server_keeps_serving(
+    shared, name, path, body, status
+):
     proxy, local_fake, cloud_fake = shared
     before = received(local_fake, cloud_fake)
     response = proxy.post(path, content=body, headers={"content-type": "application/json"})
-    assert_openai_error(response, status)
+    if path.startswith("/v1/messages"):
+        assert_anthropic_error(response, status)
+    else:
+        assert_openai_error(response, status)
     assert received(local_fake, cloud_fake) == before, f"{name}: reached an upstream"
     assert_still_serves(proxy)
 
@@ -248,7 +322,7 @@ def test_errors_name_the_offending_field(proxy):
         ("DELETE", "/v1/models", 405),
         ("POST", "/healthz", 405),
         ("GET", "/offload/route", 405),
-        ("POST", "/offload/state", 405),
+        ("PUT", "/offload/state", 405),
         ("GET", "/v1/chat/completions%00", 404),
         ("GET", "/../../etc/passwd", 404),
     ],

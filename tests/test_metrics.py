@@ -19,9 +19,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from router.fakeupstream import RunningFake, start_in_thread
 from router.metrics import REJECT_REASONS
 from tests.conftest import CLOUD_KEY, fake_config
-from tests.fakeupstream import RunningFake, start_in_thread
 from tests.harness import ProxyServer, make_config, wait_until
 
 CLIENT_KEY = "sk-offload-client-abcdef0123456789"
@@ -33,6 +33,7 @@ USER = "alice@example.com"
 # Every label name the proxy may use; anything else would be a new dimension to review.
 KNOWN_LABELS = {
     "route",
+    "api",
     "backend",
     "intent",
     "status_class",

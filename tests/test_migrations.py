@@ -26,7 +26,7 @@ def _indexes(url: str) -> set[str]:
 
 
 def test_head_is_last_revision() -> None:
-    assert db.head_revision() == "0002"
+    assert db.head_revision() == "0005"
 
 
 def test_upgrade_empty_database(db_url: str) -> None:
@@ -52,10 +52,11 @@ def test_upgrade_one_migration_behind_keeps_rows(db_url: str) -> None:
             {"at": datetime(2026, 10, 1, tzinfo=UTC)},
         )
     db.upgrade(db_url)
-    assert db.current_revision(db_url) == "0002"
-    assert "ix_usage_started_at_route" in _indexes(db_url)
+    assert db.current_revision(db_url) == db.head_revision()
+    assert {"ix_usage_started_at_route", "ix_usage_response_id"} <= _indexes(db_url)
     with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT request_id FROM usage")).scalars().all() == ["old"]
+        # Rows from before the api column were chat-family traffic: their api is their endpoint.
+        assert conn.execute(sa.text("SELECT request_id, api FROM usage")).all() == [("old", "chat")]
     engine.dispose()
 
 

@@ -46,9 +46,9 @@ import httpx
 import pytest
 
 from router.accounting import UsageRecorder
+from router.fakeupstream import RunningFake, start_in_thread
 from router.metrics import REJECT_REASONS
 from tests.conftest import CLOUD_KEY, fake_config
-from tests.fakeupstream import RunningFake, start_in_thread
 from tests.harness import ProxyServer, make_config, wait_until
 from tests.prometheus_harness import (
     ALERTS,

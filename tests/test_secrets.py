@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from router.config import parse_config
+from router.fakeupstream import RunningFake, start_in_thread
 from tests.conftest import fake_config, fake_state
-from tests.fakeupstream import RunningFake, start_in_thread
 from tests.harness import USER, MemoryRecorder, ProxyServer, free_port, wait_until
 
 CLOUD_KEY = "sk-proj-CLOUDSECRETa1b2c3d4e5f6"

@@ -1,0 +1,516 @@
+"""Find the user's ask inside an agent's wrapper, and separate it from pasted material.
+
+Why: agents wrap the same request very differently (Claude Code's ``<system-reminder>``
+blocks and CLAUDE.md, Cline's ``<task>`` and ``<environment_details>``, Codex's AGENTS.md and
+``<environment_context>`` turns, aider's trailing reminders, IDE edit and fill-in-the-middle
+prompts, retrieved documents). Read whole, the wrapper's words decide instead of the ask. And
+inside the ask, pasted material (a text to summarise, tickets to label, code next to a question
+about a proof) pulls the route by its topic, so it is kept apart as *payload*, a weaker signal.
+
+Everything here works on already-windowed text (a few KB at most) with ``str.find``,
+``str.split`` and a few anchored regexes: no per-character Python loops.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# A text part (or string) that starts with one of these is wrapper, not ask: dropped whole.
+WRAPPER_STARTS = (
+    "<system-reminder>",
+    "<environment_details>",
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+    "<skills_instructions>",
+    "<EXTRA_INFO>",
+    "<REPO_CONTEXT>",
+    "<RUNTIME_INFORMATION>",
+    "<hook_context",
+    "x-anthropic-billing-header",
+    "<command-message>",
+    "<local-command-stdout>",
+    # aider's context turns (its coders' prompts): files, repo map, the end of its examples
+    "I have *added these files to the chat*",
+    "I am working with you on code in a git repo",
+    "Here are summaries of some files present in my git repository",
+    "Here are some READ ONLY files",
+    "I switched to a new code base",
+    "I am not sharing any files",
+    "I committed the changes with git hash",
+)
+# aider's examples end with this turn: user turns before it are examples, not the user's.
+CONVERSATION_RESET = "I switched to a new code base"
+# Wrapper blocks embedded in a longer text: removed with their content.
+_WRAPPER_BLOCK = re.compile(
+    r"<(system-reminder|environment_details|environment_context|user_instructions|EXTRA_INFO|"
+    r"REPO_CONTEXT|RUNTIME_INFORMATION|INSTRUCTIONS)>.*?(?:</\1>|\Z)",
+    re.S,
+)
+# Tags that wrap the ask itself (Cline/Roo): the tags go, the content stays.
+_UNWRAP_TAGS = re.compile(r"</?(?:task|feedback|user_message)>")
+# Aider appends its edit-format rules to the user turn for some models: cut from here on.
+_TRAILING_HASH = re.compile(r"# (?:\*SEARCH/REPLACE block\* Rules|File editing rules):")
+_WHOLE_FILE_RULES = "To suggest changes to a file you MUST return the entire content"
+# Any tag this module removes or unwraps: one literal-prefixed search gates the substitutions.
+_ANY_TAG = re.compile(
+    r"</?(?:system-reminder|environment_details|environment_context|user_instructions|EXTRA_INFO|"
+    r"REPO_CONTEXT|RUNTIME_INFORMATION|INSTRUCTIONS|task|feedback|user_message)>"
+)
+# A Cline/Roo user turn that only carries a tool's result: "[read_file for 'x'] Result:".
+_CLINE_RESULT = re.compile(r"\[[\w-]+(?: for '[^'\n]{0,200}')?\] Result:")
+# IDE edit prompts (Continue's templates) state the ask between fixed phrases; the code around
+# it is payload.
+_EDIT_ASKS = (
+    ("The user's request is: \"", '"\n\nHere is the rewritten code:'),
+    ("to address the following request:\n\n", "\n\nYou should rewrite the entire file"),
+    ('in order to satisfy the following request: "', '". You should rewrite'),
+    ('satisfies the following request:\n\n"', '"\n\n'),
+    ('Rewrite the code to satisfy this request: "', '"'),
+    ("Edit the code to perfectly satisfy the following user request:\n", "\nOutput nothing except"),
+    ('Here is the edit requested:\n"', '"\n\nHere is the code after editing:'),
+)
+# Fill-in-the-middle markers of the common code models, and Continue's chat autocomplete.
+FIM_MARKERS = (
+    "<fim_prefix>",
+    "<|fim_prefix|>",
+    "<fim_middle>",
+    "<|fim_middle|>",
+    "[SUFFIX]",
+    "<PRE> ",
+    "<|fim▁begin|>",
+    "<|code_prefix|>",
+    "Fill in the blank to complete the code block",
+    "{{FILL_HERE}}",
+)
+# Retrieval prompts: the question follows the retrieved context.
+_RAG_CONTEXT = ("Context information is below", "---------------------", "<documents>", "<context>")
+_RAG_QUESTION = re.compile(r"(?:^|\n)\s*(?:Query|Question|QUESTION|Frage|Pregunta|Question posée)\s*[:：]\s*")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+# Words that point at pasted material, per language (lower-case substrings).
+_POINTERS = (
+    "this",
+    "these",
+    "following",
+    "below",
+    "here",
+    "attached",
+    "text",
+    "email",
+    "message",
+    "article",
+    "notes",
+    "items",
+    "tickets",
+    "reviews",
+    "release",
+    "paragraph",
+    "lines",
+    "log",
+    "output",
+    "snippet",
+    "transcript",
+    "document",
+    "dies",
+    "folgend",
+    "unten",
+    "jede",
+    "mail",
+    "ce ",
+    "cet",
+    "ces ",
+    "suivant",
+    "ci-dessous",
+    "texte",
+    "chaque",
+    "este",
+    "esta",
+    "estos",
+    "estas",
+    "siguiente",
+    "abajo",
+    "texto",
+    "cada",
+    "esse",
+    "essa",
+    "isso",
+    "seguinte",
+    "abaixo",
+    "этот",
+    "эту",
+    "это",
+    "эти",
+    "следующ",
+    "ниже",
+    "текст",
+    "кажд",
+    "письм",
+    "这",
+    "下面",
+    "以下",
+    "如下",
+    "每",
+    "文字",
+    "文本",
+    "内容",
+    "この",
+    "次の",
+    "下記",
+    "各",
+    "文章",
+    "メール",
+    "이 ",
+    "다음",
+    "아래",
+    "각 ",
+    "글을",
+    "메일",
+)
+# The first line that ends with a colon (ASCII or full-width): it may introduce pasted material.
+_COLON_LINE = re.compile(r"[:：][ \t]*\n")
+# A line ending with a colon that is code, not an introduction ("def f(x):", "else:"): how
+# it ends before the colon, and how it starts.
+_CODE_LINE_ENDS = (")", "]", "else", "try", "finally")
+_CODE_STARTS = ("def ", "class ", "if ", "for ", "while ", "elif ", "with ", "async ", "case ", "@")
+# The first line of a list of items: "- x", "* x", "1. x", "1) x".
+_LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+\S")
+MAX_ASK = 600  # an ask longer than this is mostly payload: keep its head as the ask
+
+
+class Ask(NamedTuple):
+    ask: str  # the instruction: what the user wants done
+    payload: str  # pasted material the instruction is about (code, text, items, documents)
+    kind: str  # "" | "edit" | "fim" | "rag" | "tool_result": how the ask was found
+
+
+NO_ASK = Ask("", "", "")
+
+
+def is_wrapper(text: str) -> bool:
+    """A whole part or message that an agent adds around the ask (reminders, environment)."""
+    return text[:160].lstrip().startswith(WRAPPER_STARTS)
+
+
+def strip_wrappers(text: str) -> str:
+    """The text without embedded wrapper blocks, unwrapped ``<task>``, and aider's trailing rules.
+    Each step is gated by a one-character ``in`` (memchr) or a literal-prefixed regex."""
+    if "<" in text and _ANY_TAG.search(text) is not None:
+        text = _UNWRAP_TAGS.sub("", _WRAPPER_BLOCK.sub("", text))
+    if "#" in text:
+        found = _TRAILING_HASH.search(text)
+        if found is not None:
+            text = text[: found.start()]
+    cut = text.find(_WHOLE_FILE_RULES, 0, 1600)  # aider appends it right after a short ask
+    return (text[:cut] if cut >= 0 else text).strip()
+
+
+def is_fim(text: str) -> bool:
+    """A fill-in-the-middle prompt: its markers open the prompt, or Continue's chat template
+    ends with its instruction."""
+    head = text[:120]
+    if ("<" in head or "[" in head or "{" in head) and any(m in head for m in FIM_MARKERS):
+        return True
+    return "Fill in the blank" in text[-400:]
+
+
+def _between(text: str, start: str, end: str) -> tuple[str, str] | None:
+    i = text.find(start)
+    if i < 0:
+        return None
+    j = text.find(end, i + len(start))
+    if j < 0:
+        return None
+    return text[i + len(start) : j], text[:i] + "\n" + text[j + len(end) :]
+
+
+def _edit_ask(text: str) -> Ask | None:
+    if "request" not in text[-1200:]:  # the templates state the request near their end
+        return None
+    for start, end in _EDIT_ASKS:
+        found = _between(text, start, end)
+        if found is not None:
+            return Ask(found[0].strip(), found[1], "edit")
+    return None
+
+
+def _rag_ask(text: str) -> Ask | None:
+    head = text[:300]  # the retrieved context comes first
+    if not ("Context" in head or "---" in head or "<" in head) or not any(m in head for m in _RAG_CONTEXT):
+        return None
+    matches = list(_RAG_QUESTION.finditer(text))
+    if not matches:
+        return None
+    found = matches[-1]  # the question after the context
+    ask = text[found.end() :]
+    end = ask.find("\nAnswer")
+    if end >= 0:
+        ask = ask[:end]
+    return Ask(ask.strip(), text[: found.start()], "rag")
+
+
+def points_at_material(intro: str) -> bool:
+    """Whether an introduction points at material that follows ("Summarise *this*:", "Label
+    *each* ticket", "*以下*の文章", "*下面*这段"), rather than starting a problem statement
+    ("Known:", "Известно:", a puzzle's conditions), which is the task itself."""
+    lower = intro.lower()
+    if any(m in lower for m in _POINTERS):
+        return True
+    return ("each " in lower or "every " in lower) and "each other" not in lower
+
+
+def _closing_question(ask: str, rest: str) -> tuple[str, str]:
+    """Move a short last paragraph of one line after pasted material back to the ask:
+    "<paste>\\n\\nhow do I render it safely?" (a log's last lines have several lines)."""
+    cut = rest.rstrip().rfind("\n\n")
+    if cut > 0:
+        last = rest[cut:].strip()
+        if len(last) <= 200 and "\n" not in last:
+            return ask + "\n" + last, rest[:cut]
+    return ask, rest
+
+
+def split_payload(text: str) -> tuple[str, str]:
+    """``(ask, payload)`` of a user's text outside code fences (``find_ask`` takes those out).
+
+    - A line ending with a colon early in the text, that points at material ("Summarise
+      this:", "以下の文章を…："), introduces pasted material: what follows it is payload.
+    - So does a list of items after an introduction that points at them.
+    - A long text of several paragraphs: the first is the ask (with the last when that is a
+      short closing question or order), unless the first is long and the last short (the
+      question after a paste: "<log>\\n\\nwhy does this fail?").
+    """
+    colon = _COLON_LINE.search(text, 0, 400)
+    if colon is not None:
+        offset = colon.end()
+        line_start = text.rfind("\n", 0, colon.start()) + 1
+        line = text[line_start : colon.start()].strip()
+        if (
+            not line.endswith(_CODE_LINE_ENDS)
+            and not line.startswith(_CODE_STARTS)
+            and text[offset:].strip()
+            and points_at_material(text[:offset])
+        ):
+            ask, rest = _closing_question(text[:offset], text[offset:])
+            return ask.strip(), rest
+    items = _LIST_ITEM.search(text, 0, 600)
+    if items is not None and items.start() > 0 and points_at_material(text[: min(items.start(), 400)]):
+        # "Label each ticket ...\n1. ...\n2. ...": the items are payload.
+        ask, rest = _closing_question(text[: items.start()], text[items.start() :])
+        return ask.strip(), rest
+    if "\n\n" in text and len(text) > MAX_ASK:
+        paragraphs = [p for p in text.split("\n\n") if p.strip()]
+        if len(paragraphs) >= 2:
+            first, last = paragraphs[0], paragraphs[-1]
+            if len(first) > 240 and len(last) <= 240:
+                return last.strip(), "\n\n".join(paragraphs[:-1])
+            if len(first) <= 400:
+                # A short closing question or order stays with the ask ("<paste>\n\nfix it").
+                if len(paragraphs) >= 3 and len(last) <= 160:
+                    return (first + "\n" + last).strip(), "\n\n".join(paragraphs[1:-1])
+                return first.strip(), "\n\n".join(paragraphs[1:])
+    if len(text) > MAX_ASK:
+        return text[:MAX_ASK].strip(), text[MAX_ASK:]
+    return text.strip(), ""
+
+
+def is_tool_result(text: str) -> bool:
+    """A Cline/Roo user part that only carries a tool's result."""
+    return text.startswith("[") and _CLINE_RESULT.match(text) is not None
+
+
+def find_ask(text: str) -> Ask:
+    """The ask and the payload of one user turn's (windowed) text, wrappers removed. Code
+    fences are payload; the rest of the search reads only the text outside them."""
+    text = strip_wrappers(text)
+    if not text or is_wrapper(text):
+        return NO_ASK
+    if is_tool_result(text):
+        return Ask("", text, "tool_result")
+    if is_fim(text):
+        return Ask("", text, "fim")
+    fenced = ""
+    if "```" in text:
+        pieces = text.split("```")
+        fenced = "```" + "``````".join(pieces[1::2]) + "```"
+        text = "\n".join(pieces[0::2])
+    kind = ""
+    found = _edit_ask(text) or _rag_ask(text)
+    if found is not None:
+        text, fenced, kind = found.ask, found.payload + "\n" + fenced, found.kind
+    ask, payload = split_payload(text)
+    if fenced:
+        payload = fenced + "\n" + payload if payload else fenced
+    return Ask(ask, payload, kind)
+
+
+# ----------------------------------------------------------------------------- redirections
+# Explicit redirections change the task the wrapper implies: "no code yet, solve this first",
+# "don't call any tools", "not a code question", "just plan". Each becomes a feature the model
+# can weigh against the agent's context. Written as phrases, lower-case, per language.
+REDIRECTS: dict[str, tuple[str, ...]] = {
+    "nocode": (
+        "no code",
+        "not a code question",
+        "not a coding question",
+        "not about the code",
+        "not related to the code",
+        "unrelated to the code",
+        "unrelated to the repo",
+        "nothing to do with the code",
+        "forget the code",
+        "don't write code",
+        "don't write any code",
+        "do not write code",
+        "do not write any code",
+        "without writing code",
+        "without code",
+        "don't change the code",
+        "don't change any code",
+        "don't touch the code",
+        "don't edit",
+        "do not edit",
+        "don't modify",
+        "before touching the code",
+        "on paper",
+        "not a code change",
+        "ignore the code",
+        "don't create any files",
+        "not asking about the code",
+        "ohne code",
+        "kein code",
+        "keine codeänderung",
+        "nicht um den code",
+        "abseits vom code",
+        "nichts am code",
+        "pas de code",
+        "sans code",
+        "sans modifier le code",
+        "pas une question de code",
+        "sans toucher au code",
+        "sin código",
+        "sin tocar el código",
+        "nada de código",
+        "no es de código",
+        "no toques el código",
+        "sem código",
+        "não mexe no código",
+        "sem alterar",
+        "não é sobre o código",
+        "não mexa no código",
+        "не про код",
+        "без кода",
+        "не меняй",
+        "ничего не меняй",
+        "не трогай код",
+        "не про программирование",
+        "跟代码无关",
+        "与代码无关",
+        "和代码无关",
+        "别改代码",
+        "不要改代码",
+        "先别改代码",
+        "不用写代码",
+        "不要写代码",
+        "コードとは関係ない",
+        "コードは変えない",
+        "コードは書かない",
+        "コードは触らない",
+        "コードと関係ない",
+        "코드랑 상관없는",
+        "코드와 상관없는",
+        "코드는 건드리지",
+        "코드 말고",
+        "코드와 관계없는",
+    ),
+    "notools": (
+        "don't call any tools",
+        "don't call tools",
+        "don't use any tools",
+        "don't use tools",
+        "no tools",
+        "without tools",
+        "without using tools",
+        "don't run anything",
+        "don't run any",
+        "do not run",
+        "don't use the terminal",
+        "do not use the terminal",
+        "don't look anything up",
+        "don't search",
+        "keine tools",
+        "nichts ausführen",
+        "sans outils",
+        "n'exécute rien",
+        "sin herramientas",
+        "no ejecutes",
+        "sem ferramentas",
+        "não rode nada",
+        "не запускай",
+        "без инструментов",
+        "не используй инструменты",
+        "不要调用工具",
+        "不用调用工具",
+        "别调用工具",
+        "ツールを使わ",
+        "도구를 쓰지",
+        "도구 없이",
+    ),
+    "think": (
+        "just plan",
+        "only plan",
+        "plan only",
+        "just think",
+        "just reason",
+        "your judgement",
+        "your judgment",
+        "thought experiment",
+        "before implementing",
+        "don't implement",
+        "do not implement",
+        "no need to implement",
+        "just answer",
+        "nur nachdenken",
+        "keine umsetzung",
+        "réfléchis d'abord",
+        "solo piensa",
+        "só pensa",
+        "просто подумай",
+        "сначала подумай",
+        "先想清楚",
+        "考えるだけ",
+        "생각만",
+    ),
+}
+
+
+def _anchor(phrase: str) -> str:
+    """The word of a phrase that must be among the ask's tokens for the phrase to be looked for:
+    its longest word, or, for Chinese/Japanese/Korean (read as character bigrams), its first two
+    characters."""
+    if _CJK.search(phrase):
+        return phrase.replace(" ", "")[:2]
+    return max(phrase.replace("'", " ").split(), key=len)
+
+
+def _redirect_index() -> dict[str, tuple[tuple[str, str], ...]]:
+    index: dict[str, list[tuple[str, str]]] = {}
+    for flag, phrases in REDIRECTS.items():
+        for phrase in phrases:
+            index.setdefault(_anchor(phrase), []).append((phrase, flag))
+    return {k: tuple(v) for k, v in index.items()}
+
+
+REDIRECT_INDEX = _redirect_index()
+REDIRECT_ANCHORS = frozenset(REDIRECT_INDEX)
+
+
+def redirections(lower: str, words: set[str]) -> set[str]:
+    """The redirection flags of an ask (``lower``: the lower-cased ask; ``words``: its tokens).
+    Only the phrases whose anchor word is present are searched for."""
+    anchors = words & REDIRECT_ANCHORS
+    if not anchors:
+        return set()
+    lower = lower.replace("’", "'")
+    return {flag for a in anchors for phrase, flag in REDIRECT_INDEX[a] if phrase in lower}

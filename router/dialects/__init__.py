@@ -1,0 +1,45 @@
+"""One dialect per API the proxy speaks (see ``router/dialects/base.py``).
+
+``BY_PATH`` maps each forwarding endpoint to its dialect; ``router/app.py``
+wires the endpoints from it and ``router/proxy.py`` forwards through it.
+"""
+
+from __future__ import annotations
+
+from router.dialects.base import Adapted, Dialect, StreamRelay, Usage, Whole
+from router.dialects.chat import Chat, Completions, Embeddings
+from router.dialects.messages import CountTokens, Messages
+from router.dialects.responses import Responses
+
+CHAT = Chat()
+COMPLETIONS = Completions()
+EMBEDDINGS = Embeddings()
+RESPONSES = Responses()
+MESSAGES = Messages()
+COUNT_TOKENS = CountTokens()
+
+BY_PATH: dict[str, Dialect] = {
+    "/v1/chat/completions": CHAT,
+    "/v1/completions": COMPLETIONS,
+    "/v1/embeddings": EMBEDDINGS,
+    "/v1/responses": RESPONSES,
+    "/v1/messages": MESSAGES,
+    "/v1/messages/count_tokens": COUNT_TOKENS,
+}
+APIS = ("chat", "completions", "embeddings", "responses", "messages")
+
+__all__ = [
+    "APIS",
+    "BY_PATH",
+    "CHAT",
+    "COMPLETIONS",
+    "COUNT_TOKENS",
+    "EMBEDDINGS",
+    "MESSAGES",
+    "RESPONSES",
+    "Adapted",
+    "Dialect",
+    "StreamRelay",
+    "Usage",
+    "Whole",
+]

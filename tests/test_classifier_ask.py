@@ -1,0 +1,266 @@
+"""Tests of finding the ask inside agents' wrappers and separating it from pasted material
+(classifier/ask.py, features.view), and of the split corpus generator (classifier/data/).
+
+Run: .venv/bin/python -m pytest tests/test_classifier_ask.py -q
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from classifier.ask import find_ask, redirections, split_payload
+from classifier.data import generate
+from classifier.data.rand import Rand
+from classifier.data.wrappers import WRAPPERS, fim, wrap
+from classifier.features import extract, tokens, view
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT_REQUESTS = ROOT / "tests" / "data" / "agent_requests"
+RECORDED_ASK = "Write a Python function that reverses a list in rev.py, then run a shell command to check it."
+
+
+def _recorded(name: str) -> dict[str, Any]:
+    path = AGENT_REQUESTS / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"no recorded request {path.name}")
+    return orjson.loads(path.read_bytes())["body"]
+
+
+# --------------------------------------------------------------------------- real wrappers
+
+
+@pytest.mark.parametrize(
+    ("name", "api"),
+    [
+        ("claude_task", "messages"),
+        ("claude_tool_result", "messages"),
+        ("codex_task", "responses"),
+        ("codex_tool_result", "responses"),
+    ],
+)
+def test_recorded_agent_requests_find_the_ask(name: str, api: str) -> None:
+    """Claude Code's reminders, mid-conversation system turn and billing header, and Codex's
+    developer, skills and environment turns are wrapper: the ask is the user's sentence."""
+    from router.dialects import MESSAGES, RESPONSES
+
+    body = _recorded(name)
+    v = view((MESSAGES if api == "messages" else RESPONSES).view(body))
+    assert v.user == RECORDED_ASK
+    assert "x-anthropic-billing-header" not in v.system
+    assert "environment_context" not in v.prev_user and "system-reminder" not in v.prev
+
+
+def test_cline_task_environment_and_tool_result_turns() -> None:
+    env = "<environment_details>\n# VSCode Visible Files\nsrc/a.ts\n\n# Current Mode\nACT MODE\n</environment_details>"
+    first = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "<task>\nprove that sqrt 2 is irrational\n</task>"},
+            {"type": "text", "text": env},
+        ],
+    }
+    assert view({"messages": [first]}).user == "prove that sqrt 2 is irrational"
+    result = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "[read_file for 'src/a.ts'] Result:\nexport const a = 1"},
+            {"type": "text", "text": env},
+        ],
+    }
+    loop = view(
+        {
+            "messages": [
+                first,
+                {"role": "assistant", "content": "<read_file>\n<path>src/a.ts</path>\n</read_file>"},
+                result,
+            ]
+        }
+    )
+    assert loop.user == "prove that sqrt 2 is irrational"  # the tool-result turn is not the ask
+    feedback = {
+        "role": "user",
+        "content": [
+            result["content"][0],
+            {"type": "text", "text": "<feedback>\nnow the cube root of 3\n</feedback>"},
+            {"type": "text", "text": env},
+        ],
+    }
+    assert (
+        view({"messages": [first, {"role": "assistant", "content": "ok"}, feedback]}).user
+        == "now the cube root of 3"
+    )
+
+
+@pytest.mark.parametrize("trailing_system", [True, False])
+def test_aider_reminder_and_context_turns(trailing_system: bool) -> None:
+    reminder = "# *SEARCH/REPLACE block* Rules:\n\nEvery *SEARCH/REPLACE block* must use this format:\n1. The *FULL* file path"
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "Act as an expert software developer."},
+        {"role": "user", "content": "Change get_factorial() to use math.factorial"},
+        {"role": "assistant", "content": "Sure."},
+        {
+            "role": "user",
+            "content": "I switched to a new code base. Please don't consider the above files or try to edit them any longer.",
+        },
+        {"role": "assistant", "content": "Ok."},
+        {
+            "role": "user",
+            "content": "I have *added these files to the chat* so you can go ahead and edit them.\n\na.py\n```\nx = 1\n```",
+        },
+        {"role": "assistant", "content": "Ok, any changes I propose will be to those files."},
+    ]
+    ask = "what is the expected maximum of two dice?"
+    if trailing_system:
+        messages += [{"role": "user", "content": ask}, {"role": "system", "content": reminder}]
+    else:
+        messages.append({"role": "user", "content": ask + "\n\n" + reminder})
+    v = view({"messages": messages})
+    assert v.user == ask
+    assert v.prev_user == ""  # the files turn is wrapper; the example before the reset is not the user's
+    assert "SEARCH/REPLACE" not in v.prev
+
+
+def test_ide_edit_fim_and_rag_prompts() -> None:
+    edit = (
+        "The user has requested a section of code in a file to be rewritten.\n\nThis is the code to rewrite:\n"
+        '```python\ndef f(x):\n    return x\n```\n\nThe user\'s request is: "add a docstring"\n\nHere is the rewritten code:'
+    )
+    v = view({"messages": [{"role": "user", "content": edit}]})
+    assert (v.user, v.kind) == ("add a docstring", "edit") and "def f" in v.payload
+    for body in (
+        {"prompt": "<fim_prefix>def add(a, b):\n    <fim_suffix>\n<fim_middle>"},
+        {"prompt": "def add(a, b):\n    ", "suffix": "\n"},
+        {"prompt": "[SUFFIX]\n}[PREFIX]func main() {\n"},
+    ):
+        v = view(body)
+        assert v.kind == "fim" and v.user == "", body
+        assert "ask:fim" in extract(body).struct
+    rag = "Context information is below.\n---------------------\n[1] Handbook\nRemote work up to 3 days.\n---------------------\nGiven the context information and not prior knowledge, answer the query.\nQuery: how many remote days?\nAnswer:"
+    v = view({"messages": [{"role": "user", "content": rag}]})
+    assert (v.user, v.kind) == ("how many remote days?", "rag") and "Handbook" in v.payload
+
+
+# --------------------------------------------------------------------------- ask and payload
+
+
+@pytest.mark.parametrize(
+    ("text", "ask", "in_payload"),
+    [
+        (
+            "Summarise this in one line:\n\nRevenue rose 18% to 4.2M; margin 61%.",
+            "Summarise this in one line:",
+            "Revenue",
+        ),
+        (
+            "Label each ticket billing or bug.\n1. the integral renders raw\n2. charged twice",
+            "Label each ticket billing or bug.",
+            "integral",
+        ),
+        (
+            "Here's the essay our CMS stores:\n\n<p>In 1998 my grandmother</p>\n\nHow do I render it safely?",
+            "Here's the essay our CMS stores:\n\nHow do I render it safely?",
+            "grandmother",
+        ),
+        (
+            "以下の文章を要約してください：\n来月から経費精算システムが新しくなります。",
+            "以下の文章を要約してください：",
+            "経費",
+        ),
+    ],
+)
+def test_pasted_material_is_payload(text: str, ask: str, in_payload: str) -> None:
+    found = find_ask(text)
+    assert found.ask == ask and in_payload in found.payload
+
+
+def test_problem_statements_and_code_lines_are_not_payload() -> None:
+    """A puzzle's conditions after "Known:" are the task; "def f(x):" is not an introduction."""
+    puzzle = (
+        "Four teams played each other once. Known:\n— Vortex beat Thunder;\n— Hawks lost twice.\nWho won?"
+    )
+    assert split_payload(puzzle) == (puzzle, "")
+    code = "def f(x):\n    return x\n\nwhat does this do?"
+    assert find_ask(code).ask == code
+    fenced = find_ask("Fix this bug:\n```python\nx = 1\n```\nKeyError: 'a'")
+    assert fenced.ask.startswith("Fix this bug:") and "x = 1" in fenced.payload
+
+
+@pytest.mark.parametrize(
+    ("text", "flag"),
+    [
+        ("No code yet, solve this first: how many ways...", "nocode"),
+        ("this is not a code question. what is 2+2", "nocode"),
+        ("Don’t call any tools for this one. Think.", "notools"),
+        ("just plan, don't edit anything yet", "think"),
+        ("跟代码无关，纯数学问题", "nocode"),
+        ("코드랑 상관없는 질문인데요", "nocode"),
+        ("Вопрос не про код: найди предел", "nocode"),
+    ],
+)
+def test_redirections_are_features(text: str, flag: str) -> None:
+    assert flag in redirections(text.lower(), set(tokens(text)))
+    assert f"redirect:{flag}" in extract({"messages": [{"role": "user", "content": text}]}).struct
+
+
+def test_no_redirection_in_a_plain_coding_ask() -> None:
+    text = "fix the code in parser.py so the tests pass"
+    assert redirections(text, set(tokens(text))) == set()
+
+
+# --------------------------------------------------------------------------- generator
+
+
+def test_generator_wrappers_keep_the_ask_findable() -> None:
+    """Every agent wrapper the corpus uses hands the same ask to the features."""
+    r = Rand(3)
+    ask = "why does the retry loop in client.py never stop?"
+    for name in WRAPPERS:
+        for loop in (False, True):
+            v = view(wrap(r, name, ask, [], loop, None))
+            assert v.user == ask, (name, loop, v.user)
+    assert view(fim(r)).kind == "fim"
+
+
+def test_generator_writes_requests_as_the_policy_classifies_them() -> None:
+    """A tool-loop turn is decided by the conversation up to its last user turn
+    (router.policy); the generator's decision_view cuts the same place, so the corpus never
+    holds a request the classifier would not be handed."""
+    from router.policy import _in_tool_loop, _up_to_last_user_turn
+
+    r = Rand(5)
+    seen = 0
+    for name in ("claude_code", "codex", "openhands"):
+        for _ in range(20):
+            body = wrap(r, name, "derive the closed form", [("earlier task", "done")], True, None)
+            messages = body["messages"]
+            assert _in_tool_loop(body, messages)
+            assert generate.decision_view(body) == _up_to_last_user_turn(body, messages)
+            seen += 1
+    assert seen == 60
+    for row in generate.generate(30, seed=3):
+        body = row["request"]
+        messages = body.get("messages")
+        assert not (isinstance(messages, list) and _in_tool_loop(body, messages)), row["id"]
+
+
+def test_generator_is_a_function_of_its_seed() -> None:
+    a = generate.generate(6, seed=11)
+    assert a == generate.generate(6, seed=11)
+    assert a != generate.generate(6, seed=12)
+    assert {row["intent"] for row in a} == set(generate.INTENTS)
+
+
+def test_generator_has_no_module_level_random_state() -> None:
+    """Templates draw from the Rand they are handed, never from a module-level generator."""
+    for path in (ROOT / "classifier" / "data").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                source = ast.unparse(node.value) if node.value is not None else ""
+                assert "Random(" not in source and "Rand(" not in source, (path.name, source)
+        assert "import random\n" not in path.read_text() or path.name == "rand.py", path.name
