@@ -48,7 +48,7 @@ test: install evaldata clis
 	  echo "note: OFFLOAD_TEST_POSTGRES_URL is not set: PostgreSQL tests will be SKIPPED"; fi
 	@command -v prometheus >/dev/null || echo "note: no prometheus binary: the real-Prometheus test will be SKIPPED"
 	$(PY) -m pytest -q -rs
-	$(VENV)/bin/ruff check router classifier tests bench
+	$(MAKE) lint
 
 lint: install
 	$(VENV)/bin/ruff check router classifier tests bench

@@ -204,6 +204,24 @@ def _postgres_insert_sql(dialect: Dialect) -> str:
 _ON_CONFLICT = " ON CONFLICT (request_id) DO NOTHING"
 
 
+def _statement_sizes(n: int, full: int) -> list[int]:
+    """Rows per insert for ``n`` rows: ``full`` while they last, then powers of two.
+
+    SQLite compiles one program per distinct row count, and Python's driver keeps up to
+    128 of them per connection, each the size of its thousands of parameters. With any
+    count allowed, a writer whose batches vary grew by about 0.5 KB a request (+24 % RSS
+    over 60,000 requests in the soak); with these sizes there are a dozen programs at
+    most. (PostgreSQL's statement is the same for any count: one array per column.)
+    """
+    sizes = [full] * (n // full)
+    rest = n % full
+    while rest:
+        power = 1 << (rest.bit_length() - 1)
+        sizes.append(power)
+        rest -= power
+    return sizes
+
+
 def _sqlite_datetime(value: datetime) -> str:
     # The text format SQLAlchemy's SQLite DateTime reads and writes (naive UTC),
     # so that the report's range comparisons on started_at stay string-ordered.
@@ -785,17 +803,22 @@ class UsageRecorder:
         done = 0
         if self._engine is not None and self._db_available():
             try:
-                size = self._cfg.batch_size
-                for start in range(0, len(values), size):
-                    chunk = values[start : start + size]
-                    self._count(written=self._insert(chunk))
-                    done = start + len(chunk)
+                for size in self._sizes(len(values)):
+                    self._count(written=self._insert(values[done : done + size]))
+                    done += size
             except Exception as exc:
                 self._mark_down(exc)
             else:
                 self._mark_up()
         if done < len(values):
             self._spool_values(values[done:])
+
+    def _sizes(self, n: int) -> list[int]:
+        """Rows per insert statement: ``batch_size``, and on SQLite powers of two for the rest."""
+        size = self._cfg.batch_size
+        if self._engine is not None and self._engine.dialect.name == "sqlite":
+            return _statement_sizes(n, min(size, MAX_ROWS_PER_STATEMENT))
+        return [min(size, n - start) for start in range(0, n, size)]
 
     def _db_available(self) -> bool:
         return time.monotonic() >= self._down_until
@@ -905,9 +928,12 @@ class UsageRecorder:
                 break
             inserted = 0
             for chunk in self._spool.read(fd, self._cfg.batch_size):
-                n = self._insert(self._values(chunk))
-                self._count(written=n)
-                inserted += n
+                values, start = self._values(chunk), 0
+                for size in self._sizes(len(values)):
+                    n = self._insert(values[start : start + size])
+                    start += size
+                    self._count(written=n)
+                    inserted += n
             self._spool.done(fd)
             log.warning("usage spool replayed: %d rows inserted", inserted)
             _release_heap()

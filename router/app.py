@@ -31,7 +31,7 @@ from router.config import Config
 from router.dialects import BY_PATH, CHAT, COMPLETIONS, Dialect
 from router.errors import ProxyError, SecretMask, shape_for_path
 from router.intake import check_chat, check_completions, parse_json_object, read_body
-from router.limits import RateLimits
+from router.limits import RateLimits, current_reservation
 from router.metrics import CONTENT_TYPE, Metrics
 from router.policy import Classifier, Decision, Policy, load_classifier
 from router.proxy import Call, Forwarder
@@ -316,7 +316,7 @@ def create_app(
 
     app.include_router(console.router(state))
     _install_error_handlers(app, state.metrics)
-    return ProxyApp(app, hot, state.metrics)
+    return ProxyApp(app, hot, state.metrics, state.limits)
 
 
 def _endpoint(
@@ -336,12 +336,17 @@ class ProxyApp:
     """
 
     def __init__(
-        self, app: FastAPI, hot: dict[str, Callable[[Request], Awaitable[Response]]], metrics: Metrics
+        self,
+        app: FastAPI,
+        hot: dict[str, Callable[[Request], Awaitable[Response]]],
+        metrics: Metrics,
+        limits: RateLimits,
     ) -> None:
         self.app = app
         self.state = app.state
         self.hot = hot
         self.metrics = metrics
+        self.limits = limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         handler = self.hot.get(scope["path"]) if scope["type"] == "http" else None
@@ -353,6 +358,8 @@ class ProxyApp:
             response = await handler(request)
         except ProxyError as exc:
             self.metrics.rejected(exc)  # refused before forwarding (auth, limits, intake)
+            # Refused: it used nothing, so the tokens admit() held for it go back at once.
+            self.limits.settle(current_reservation.get(), 0)
             response = exc.response(shape=shape_for_path(scope["path"]))
         except Exception as exc:
             response = _internal_error(request, exc)

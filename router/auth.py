@@ -59,7 +59,9 @@ class KeyStore:
         values = headers.getlist("authorization")  # type: ignore[attr-defined]
         api_keys = headers.getlist("x-api-key")  # type: ignore[attr-defined]
         if len(values) > 1 or len(api_keys) > 1:
-            raise ProxyError(400, "send exactly one Authorization or x-api-key header", code="invalid_authorization")
+            raise ProxyError(
+                400, "send exactly one Authorization or x-api-key header", code="invalid_authorization"
+            )
         if self.open:
             return None
         if values:

@@ -24,6 +24,8 @@ UNITS = sorted((DEPLOY / "systemd").glob("*.service"))
 # The proxy's metric names (router/metrics.py); vLLM's come from its own /metrics.
 PROXY_METRICS = {
     "offload_requests_total",
+    "offload_accounting_rows_lost_total",
+    "offload_accounting_rows_rejected_total",
     "offload_tokens_total",
     "offload_request_duration_seconds_bucket",
     "offload_time_to_first_token_seconds_bucket",
