@@ -76,7 +76,9 @@ def serve(args: list[str]) -> int:
             host = "127.0.0.1"
         else:
             log.warning("no client key is configured: any local process may call the proxy")
-    from router.server import guarded_protocol, head_limits, raise_descriptor_limit
+    from router.server import guarded_protocol, head_limits, raise_descriptor_limit, return_freed_memory
+
+    return_freed_memory()
 
     # First, so that the database, the journal and every connection get the raised limit.
     limits = head_limits(config.server, raise_descriptor_limit())

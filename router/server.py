@@ -24,6 +24,8 @@ upstream connections start failing). :func:`guarded_protocol` adds:
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import logging
 import resource
 from collections import OrderedDict
@@ -49,6 +51,29 @@ class HeadLimits:
     max_header_bytes: int
     max_headers: int
     max_connections: int
+
+
+# glibc mallopt parameters (malloc.h).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_LARGE = 128 * 1024  # glibc's own initial mmap threshold
+
+
+def return_freed_memory() -> bool:
+    """Pin glibc's allocation thresholds so that memory freed after a burst of large
+    bodies goes back to the system.
+
+    By default glibc raises its mmap threshold to the size of the largest block freed
+    (up to 32 MiB), after which multi-megabyte bodies come from the heap, and a burst
+    of them leaves the process that much bigger for good (measured: 20 concurrent
+    7 MB requests, RSS 102 -> 198 MB and staying; pinned: 102 -> 107 MB). Pinned at
+    128 KiB, a large block is its own mapping, unmapped when freed, and the heap top is
+    trimmed past 128 KiB. Only glibc has mallopt; elsewhere this does nothing.
+    """
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, _LARGE)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, _LARGE))
+    except (OSError, AttributeError):
+        return False
 
 
 def raise_descriptor_limit() -> int:

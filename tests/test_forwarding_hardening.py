@@ -3,9 +3,11 @@ back-off headers, huge answers and the proxy's own exhausted descriptors."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import resource
+from pathlib import Path
 
 import aiohttp
 import httpx
@@ -177,3 +179,50 @@ def _take_free_descriptors() -> list[int]:
     except OSError as exc:
         assert exc.errno == errno.EMFILE
     return fillers
+
+
+def _rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    (line,) = [line for line in status.splitlines() if line.startswith("VmRSS:")]
+    return int(line.split()[1]) / 1024
+
+
+def test_memory_returns_after_a_burst_of_large_requests(tmp_path, local_fake):
+    """20 concurrent 7 MB requests through `offload serve`: what they needed is given back."""
+    import subprocess
+    import sys
+
+    from tests.harness import free_port
+
+    port = free_port()
+    config = tmp_path / "router.yaml"
+    config.write_text(
+        f"database: {{enabled: false}}\nbackends: {{local: {{kind: vllm, base_url: '{local_fake.url}', model: m}}}}\n"
+    )
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    try:
+        assert wait_until(lambda: _answers(url), timeout=30)
+        before = _rss_mb(serve.pid)
+        body = {"model": "local", "messages": [{"role": "user", "content": "x" * (7 * 1024 * 1024)}]}
+
+        async def burst() -> list[int]:
+            async with httpx.AsyncClient(timeout=60) as client:
+                answers = await asyncio.gather(*(client.post(url, json=body) for _ in range(20)))
+            return [a.status_code for a in answers]
+
+        assert asyncio.run(burst()) == [200] * 20
+        assert wait_until(lambda: _rss_mb(serve.pid) < before + 15, timeout=10), (before, _rss_mb(serve.pid))
+    finally:
+        serve.terminate()
+        serve.wait(30)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.post(url, json={"model": "local", "messages": USER}, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
