@@ -45,6 +45,8 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.overhead import start  # noqa: E402  (one way to start and wait for a server)
+
 AGENTS_KEY = "sk-bench-agents"
 LIMITED_KEY = "sk-bench-limited"
 BODY = {"model": "local", "messages": [{"role": "user", "content": "write a function that adds two numbers"}]}
@@ -57,23 +59,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
-    """Start a server process and wait until its port accepts connections."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None:
-                err = proc.stderr.read().decode() if proc.stderr else ""
-                raise RuntimeError(f"{cmd[2:5]} exited: {err[-2000:]}") from None
-            time.sleep(0.05)
-    raise RuntimeError(f"{cmd[2:5]} did not start")
 
 
 def fake(mode: str, *args: str) -> tuple[subprocess.Popen[bytes], str]:
