@@ -565,7 +565,11 @@ def summary(case: Case, name: str) -> dict[str, float]:
 def report(cases: list[Case]) -> dict[str, dict[str, float]]:
     """Print one line per case and proxy; return the figures by "case/proxy"."""
     results: dict[str, dict[str, float]] = {}
-    head = f"  {'':18s} {'direct p50':>10s} {'proxy p50':>10s} {'added p50':>10s} {'p99':>8s} {'mean':>8s}"
+    proxies = [name for name in cases[0].urls if name != "direct"]
+    width = 18 if proxies == ["proxy"] else 20 + max(map(len, proxies))
+    head = (
+        f"  {'':{width}s} {'direct p50':>10s} {'proxy p50':>10s} {'added p50':>10s} {'p99':>8s} {'mean':>8s}"
+    )
     print(head + f" {'added TTFB p50':>15s} {'p99':>8s}")
     over = []
     for case in cases:
@@ -576,7 +580,7 @@ def report(cases: list[Case]) -> dict[str, dict[str, float]]:
             results[f"{case.api}_{'stream' if case.stream else 'whole'}/{name}"] = s
             label = case.label if name == "proxy" else f"{case.label} ({name})"
             line = (
-                f"  {label:18s} {s['direct_p50_ms']:10.3f} {s['p50_ms']:10.3f} {s['added_p50_ms']:+10.3f}"
+                f"  {label:{width}s} {s['direct_p50_ms']:10.3f} {s['p50_ms']:10.3f} {s['added_p50_ms']:+10.3f}"
                 f" {s['added_p99_ms']:+8.3f} {s['added_mean_ms']:+8.3f}"
             )
             if case.stream:
