@@ -61,7 +61,7 @@ REPOS = [
         "FastAPI + SQLModel. `uv run pytest`. Migrations with alembic. All money in integer cents. Docstrings on public functions.",
     ),
     (
-        "/home/mei/work/kite-dashboard",
+        "/home/mei/code/kite-dashboard",
         "React 19 + Vite + TypeScript strict. `pnpm test`, `pnpm lint`. Components are function components with named exports. Copy lives in `src/copy/*.md`.",
     ),
     (
