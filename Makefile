@@ -1,11 +1,12 @@
-# offload-router: `make serve` runs the proxy on its embedded defaults,
-# `make test` runs the whole suite. Both create .venv and install on first use.
+# offload-router: `make serve` runs the proxy on its embedded defaults (config/router.yaml,
+# the file an installed wheel's `offload init` writes), `make test` runs the whole suite.
+# Both create .venv and install on first use.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CONFIG ?= config/router.yaml
 
-.PHONY: install evaldata clis serve test lint format bench demo clean
+.PHONY: install evaldata clis serve test lint format bench demo dist clean
 
 install: $(VENV)/.installed
 
@@ -64,5 +65,10 @@ bench: install
 demo: install
 	$(VENV)/bin/offload demo
 
+# The sdist (everything, the training corpus included) and the wheel built from it (what
+# serving needs: no corpus, no top-level migrations; tests/test_install.py checks both).
+dist: install
+	$(PY) -m build --outdir dist .
+
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) *.egg-info build dist .pytest_cache .ruff_cache

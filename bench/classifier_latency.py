@@ -11,7 +11,7 @@ and min show the compute. The requests look like coding-agent traffic: a system 
 history, and a last user turn with pasted code; a third, the worst case for the CJK character
 bigrams of feature set f12, is 4,000 random Han characters. The agent requests are the ones
 recorded from the real clients in ``tests/data/agent_requests`` (Claude Code's first request of
-a task, ~84 KB with its tool schemas, and Codex's, ~47 KB), decided through their own API's
+a task, 75 KB as sent with its tool schemas, and Codex's, 40 KB), decided through their own API's
 dialect (Messages, Responses) as the proxy does; ``predict`` gets the dialect's chat-shaped view.
 
 The machines these runs land on differ in speed by up to ~1.8x for the same code, so the

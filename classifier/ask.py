@@ -28,6 +28,9 @@ WRAPPER_STARTS = (
     "<EXTRA_INFO>",
     "<REPO_CONTEXT>",
     "<RUNTIME_INFORMATION>",
+    "<REPOSITORY_INFO>",  # OpenHands' workspace context (its additional_info template)
+    "<REPOSITORY_INSTRUCTIONS>",
+    "<CONVERSATION_INSTRUCTIONS>",
     "<hook_context",
     "x-anthropic-billing-header",
     "<command-message>",
@@ -46,7 +49,8 @@ CONVERSATION_RESET = "I switched to a new code base"
 # Wrapper blocks embedded in a longer text: removed with their content.
 _WRAPPER_BLOCK = re.compile(
     r"<(system-reminder|environment_details|environment_context|user_instructions|EXTRA_INFO|"
-    r"REPO_CONTEXT|RUNTIME_INFORMATION|INSTRUCTIONS)>.*?(?:</\1>|\Z)",
+    r"REPO_CONTEXT|RUNTIME_INFORMATION|REPOSITORY_INFO|REPOSITORY_INSTRUCTIONS|CONVERSATION_INSTRUCTIONS|"
+    r"INSTRUCTIONS)>.*?(?:</\1>|\Z)",
     re.S,
 )
 # Tags that wrap the ask itself (Cline/Roo): the tags go, the content stays.
@@ -57,7 +61,8 @@ _WHOLE_FILE_RULES = "To suggest changes to a file you MUST return the entire con
 # Any tag this module removes or unwraps: one literal-prefixed search gates the substitutions.
 _ANY_TAG = re.compile(
     r"</?(?:system-reminder|environment_details|environment_context|user_instructions|EXTRA_INFO|"
-    r"REPO_CONTEXT|RUNTIME_INFORMATION|INSTRUCTIONS|task|feedback|user_message)>"
+    r"REPO_CONTEXT|RUNTIME_INFORMATION|REPOSITORY_INFO|REPOSITORY_INSTRUCTIONS|CONVERSATION_INSTRUCTIONS|"
+    r"INSTRUCTIONS|task|feedback|user_message)>"
 )
 # A Cline/Roo user turn that only carries a tool's result: "[read_file for 'x'] Result:".
 _CLINE_RESULT = re.compile(r"\[[\w-]+(?: for '[^'\n]{0,200}')?\] Result:")
@@ -81,10 +86,20 @@ FIM_MARKERS = (
     "[SUFFIX]",
     "<PRE> ",
     "<|fim▁begin|>",
+    "<｜fim▁begin｜>",  # DeepSeek Coder's real tokens use fullwidth bars (U+FF5C)
+    "<|repo_name|>",  # Qwen2.5-Coder's repository-level prompt: files, then the FIM turn
+    "<|file_sep|>",
     "<|code_prefix|>",
     "Fill in the blank to complete the code block",
     "{{FILL_HERE}}",
 )
+# CrewAI's task turn (crewai/translations/en.json): "Current Task: {description}", then the
+# expected output, boilerplate, the context of earlier tasks, and "Begin! ... Thought:".
+_CREW_TASK = "Current Task: "
+_CREW_CRITERIA = "This is the expected criteria for your final answer: "
+_CREW_CONTEXT = "\n\nThis is the context you're working with:\n"
+_CREW_BOILERPLATE = "\nyou MUST return the actual complete content as the final answer, not a summary."
+_CREW_ENDINGS = ("\n\nBegin! This is VERY important to you", "\n\nProvide your complete response:")
 # Retrieval prompts: the question follows the retrieved context.
 _RAG_CONTEXT = ("Context information is below", "---------------------", "<documents>", "<context>")
 _RAG_QUESTION = re.compile(r"(?:^|\n)\s*(?:Query|Question|QUESTION|Frage|Pregunta|Question posée)\s*[:：]\s*")
@@ -315,6 +330,28 @@ def split_payload(text: str) -> tuple[str, str]:
     return text.strip(), ""
 
 
+def _crew_ask(text: str) -> Ask | None:
+    """CrewAI's task turn: the description and its expected output are the ask, the context
+    of earlier tasks is payload, the rest is CrewAI's boilerplate."""
+    start = text.find(_CREW_TASK, 0, 200)
+    if start < 0:
+        return None
+    body = text[start + len(_CREW_TASK) :]
+    payload = ""
+    if (i := body.find(_CREW_CONTEXT)) >= 0:
+        body, payload = body[:i], body[i + len(_CREW_CONTEXT) :]
+    for ending in _CREW_ENDINGS:
+        body, payload = _cut(body, ending), _cut(payload, ending)
+    ask = body.replace(_CREW_BOILERPLATE, "").replace(_CREW_CRITERIA, "")
+    return Ask(ask.strip(), payload.strip(), "")
+
+
+def _cut(text: str, marker: str) -> str:
+    """``text`` up to ``marker`` (all of it when absent)."""
+    i = text.find(marker)
+    return text if i < 0 else text[:i]
+
+
 def is_tool_result(text: str) -> bool:
     """A Cline/Roo user part that only carries a tool's result."""
     return text.startswith("[") and _CLINE_RESULT.match(text) is not None
@@ -336,7 +373,7 @@ def find_ask(text: str) -> Ask:
         fenced = "```" + "``````".join(pieces[1::2]) + "```"
         text = "\n".join(pieces[0::2])
     kind = ""
-    found = _edit_ask(text) or _rag_ask(text)
+    found = _edit_ask(text) or _crew_ask(text) or _rag_ask(text)
     if found is not None:
         text, fenced, kind = found.ask, found.payload + "\n" + fenced, found.kind
     ask, payload = split_payload(text)

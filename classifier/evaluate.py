@@ -199,22 +199,32 @@ def main(argv: list[str] | None = None) -> int:
         print(report("leave-one-source-out (pooled)", all_gold, all_pred))
         return 0
     model = IntentModel.load(args.weights)
-    pred = predict_all(model, examples)
+    routes: list[str] | None = None  # the proxy's routes with --policy, else each intent's route
+    if args.policy:
+        decided = policy_decide_all(model, examples, args.policy)
+        pred, routes = [intent for intent, _ in decided], [route for _, route in decided]
+    else:
+        pred = predict_all(model, examples)
     gold = [e.intent for e in examples]
     if args.compare:
         baseline = IntentModel.load(None if args.compare == "packaged" else args.compare)
         print(before_after(gold, predict_all(baseline, examples), pred, baseline.version, model.version))
         print()
     print(f"weights {model.version}; sources {dict(Counter(e.source for e in examples))}")
-    print(report(args.file, gold, pred))
+    print(report(args.file, gold, pred, routes))
     for by in (["source"] if args.by_source else []) + args.by:
         print()
-        print(by_field(examples, pred, by))
+        print(by_field(examples, pred, by, routes))
     if args.errors:
-        wrong = [(e.id, e.intent, p) for e, p in zip(examples, pred, strict=True) if e.intent != p]
-        for ex_id, g, p in wrong[: args.errors]:
+        decided_routes = routes if routes is not None else [route_of(p) for p in pred]
+        wrong = [
+            (e.id, e.intent, p, r)
+            for e, p, r in zip(examples, pred, decided_routes, strict=True)
+            if e.intent != p or route_of(e.intent) != r
+        ]
+        for ex_id, g, p, r in wrong[: args.errors]:
             print(
-                f"  {ex_id}: gold={g} pred={p} ({'ROUTE ERROR' if route_of(g) != route_of(p) else 'same route'})"
+                f"  {ex_id}: gold={g} pred={p} route={r} ({'ROUTE ERROR' if route_of(g) != r else 'same route'})"
             )
     return 0
 

@@ -73,6 +73,15 @@ LEXICONS: dict[str, frozenset[str]] = {
     # are worth there rather than what they are worth beside "weather" or "refund".
     "toolverb": word_set("""send post message track lookup look search find check status create update pull call fetch
         convert list run grep"""),
+    # File-system operations (f15): moving, renaming, listing and deleting files is tool work
+    # (or coding) whatever the files are called; "the essay draft" in a file name must not make
+    # a file operation read as writing. Words of the action and of the file system, not of a
+    # document's subject ("copy" is left out: it is also marketing copy).
+    "fileops": word_set("""folder folders directory directories subfolder subfolders subdirectory subdirectories dir
+        mkdir rmdir ls cd pwd cp mv rm touch chmod chown navigate rename renamed move moving moved delete
+        deleted remove hidden archive backup txt csv docx pdf xlsx md zip unzip tarball disk filename filenames
+        ordner verzeichnis datei dateien umbenennen verschiebe kopiere lösche dossier répertoire fichier
+        fichiers renomme déplace supprime carpeta directorio archivo archivos renombra mueve elimina borra"""),
 }
 
 # Chinese, Japanese, Russian and Brazilian Portuguese (f12). CJK entries are two-character words
@@ -98,6 +107,8 @@ _MORE: dict[str, str] = {
     "instruction": """提取 格式 总结 摘要 翻译 分类 改写 润色 表格 标签 情感 要点 抽出 形式 要約 翻訳 分類 箇条 извлеки формат
         формате кратко резюме переведи классифицируй перепиши таблицу extraia formato resuma resumo traduza
         classifique reescreva tabela""",
+    "fileops": """文件 目录 文件夹 移动 复制 删除 重命名 ファイ フォル 削除 移動 コピ папка папку папке файл файлы файла
+        каталог переименуй перемести удали скопируй pasta arquivo arquivos diretório renomeie mova exclua apague""",
     "reasoning": """逻辑 推理 谜题 真话 假话 说谎 分析 权衡 利弊 原因 因果 假设 策略 决策 推断 論理 推論 正直 長所 短所 仮説 戦略
         логика загадка головоломка лжец правду рассуждай рассуждение анализ проанализируй плюсы минусы
         причины последствия гипотеза стратегия lógica enigma charada mentiroso verdade raciocine raciocínio

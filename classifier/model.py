@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from importlib import resources
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -31,8 +33,21 @@ from classifier.features import (
     extract,
 )
 
-INTENTS = ("coding", "tools", "instruction", "math", "reasoning", "writing")
-LOCAL_INTENTS = frozenset({"coding", "tools", "instruction"})
+# The intents the model tells apart, each with the route it takes unless the proxy's config
+# says otherwise (``routing.intents``): the local box takes the agent work it does well, the
+# cloud the rest. The one definition: the proxy's config and the evaluation read it from here.
+DEFAULT_ROUTES: Mapping[str, str] = MappingProxyType(
+    {
+        "coding": "local",
+        "tools": "local",
+        "instruction": "local",
+        "math": "cloud",
+        "reasoning": "cloud",
+        "writing": "cloud",
+    }
+)
+INTENTS = tuple(DEFAULT_ROUTES)
+LOCAL_INTENTS = frozenset(i for i, route in DEFAULT_ROUTES.items() if route == "local")
 WEIGHTS_FORMAT = "offload-intent/1"
 VERSION_PREFIX = "intent-2026.11-"
 

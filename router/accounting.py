@@ -39,7 +39,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,54 +49,12 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from router.config import DatabaseConfig
 from router.db import SchemaOutOfDate, describe_error, ensure_schema, make_engine
-from router.models import usage_table
+from router.models import UsageRow, usage_table
 
 log = logging.getLogger("offload.accounting")
 
 
-@dataclass(slots=True)
-class UsageRow:
-    """One request, as the proxy saw it. Never holds a key; text only when enabled."""
-
-    request_id: str
-    started_at: datetime  # UTC
-    endpoint: str  # "chat" | "completions" | "embeddings" | "responses" | "messages" | "count_tokens"
-    client: str | None  # the client key's name, never the key
-    model_requested: str | None
-    stream: bool
-    status: int = 0
-    error_type: str | None = None
-    intent: str | None = None
-    confidence: float | None = None
-    decided_route: str | None = None  # "local" | "cloud"
-    decided_backend: str | None = None
-    reason: str | None = None
-    backend: str | None = None  # the backend that served (after any fallback)
-    route: str | None = None  # route of the backend that served
-    fallback: bool = False
-    fallback_reason: str | None = None
-    shadow_backend: str | None = None  # shadow mode: what the policy would have chosen
-    shadow_route: str | None = None
-    shadow_intent: str | None = None
-    classifier_version: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-    tokens_estimated: bool = False
-    latency_ms: float = 0.0
-    ttft_ms: float | None = None
-    api: str = "chat"  # the API the client spoke: chat, completions, embeddings, responses, messages
-    thinking: str | None = None  # "on" | "off" as sent upstream; None: nobody set it (the model's default)
-    response_id: str | None = None  # Responses: the id the backend minted (previous_response_id → backend)
-    arm: str | None = None  # the arm a weighted split (routing.intents) or a shadow run chose
-    shadow_of: str | None = None  # a shadow run's row: the request_id of the real request it copied
-    agreement: str | None = None  # a shadow run: "agree", "disagree" or "not_judged" against the real answer
-    prompt_text: str | None = None
-    completion_text: str | None = None
-
-
-# Every UsageRow field is a column of ``usage``.
+# Every UsageRow field is a column of ``usage`` (router.models builds the table from them).
 COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(UsageRow))
 _TEXT = ("prompt_text", "completion_text")
 # SQLite allows 32,766 bind parameters per statement: a batch bigger than this

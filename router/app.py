@@ -39,7 +39,7 @@ from router.redact import redact_urls
 from router.response_ids import ResponseOwners
 from router.shadow import ShadowRuns
 from router.shared import shared_state
-from router.streaming import until_disconnect
+from router.streaming import cancel_on_disconnect
 
 log = logging.getLogger("offload.app")
 
@@ -54,8 +54,8 @@ _OPENAPI = {
 }
 
 
-class Router:
-    """Everything one request needs, built once from the config."""
+class ProxyState:
+    """Everything one request needs, built once from the config (``app.state.proxy``)."""
 
     def __init__(self, config: Config, classifier: Classifier | None, recorder: UsageRecorder) -> None:
         self.config = config
@@ -164,7 +164,7 @@ def create_app(
     """The proxy app. ``classifier=True`` loads the configured (or packaged) model."""
     if classifier is True:
         classifier = load_classifier(config.routing.classifier_weights)
-    state = Router(config, classifier or None, recorder or UsageRecorder(config.database))
+    state = ProxyState(config, classifier or None, recorder or UsageRecorder(config.database))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -191,7 +191,7 @@ def create_app(
         redoc_url=None,
         redirect_slashes=False,
     )
-    app.state.router = state
+    app.state.proxy = state
 
     # Until new_row, any check may refuse the request by raising ProxyError; where
     # that becomes the response (ProxyApp, or the FastAPI handler) it is counted
@@ -229,7 +229,16 @@ def create_app(
         )
         state.shadows.consider(call)
         request.scope.setdefault("state", {})["call"] = call  # ProxyApp: call.answered() once sent
-        return await _unless_disconnected(request, state.forwarder.forward(call), call, state)
+
+        def disconnected() -> Response:
+            state.forwarder.settle(call, 499, None, error_type="client_disconnected")
+            return Response(status_code=499)
+
+        # Wait for the upstream's answer (or a stream's first bytes), cancelling the moment
+        # the client leaves; once a stream flows, RelayResponse watches instead. Cancelling
+        # closes the upstream connection, and vLLM aborts a request whose connection closed:
+        # the slot is free again at once.
+        return await cancel_on_disconnect(request.receive, state.forwarder.forward(call), disconnected)
 
     hot: dict[str, Callable[[Request], Awaitable[Response]]] = {}
     for path, dialect in BY_PATH.items():
@@ -422,23 +431,6 @@ def _check_route_allowed(caller: Caller | None, decision: Decision) -> None:
             code="route_not_allowed",
             headers={"x-offload-route": decision.backend},
         )
-
-
-async def _unless_disconnected(
-    request: Request, work: Awaitable[Response], call: Call, state: Router
-) -> Response:
-    """Wait for the upstream's answer (or a stream's first bytes), cancelling the
-    moment the client leaves; once a stream flows, RelayResponse watches instead.
-
-    Cancelling closes the upstream connection, and vLLM aborts a request whose
-    connection closed: the slot is free again at once.
-    """
-
-    def disconnected() -> Response:
-        state.forwarder.settle(call, 499, None, error_type="client_disconnected")
-        return Response(status_code=499)
-
-    return await until_disconnect(request.receive, work, disconnected)
 
 
 def _install_error_handlers(app: FastAPI, metrics: Metrics) -> None:

@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import errno
 import logging
+import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,7 +125,7 @@ class Endpoint:
     breaker: Breaker
     session: aiohttp.ClientSession | None = None
     in_flight: int = 0
-    logged_up: bool = True  # what the log last said: Backend.update logs each change once
+    logged_up: bool = True  # what the log last said: Backend.log_transition logs each change once
     waiting: float = 0.0  # vllm:num_requests_waiting, from /metrics
     running: float = 0.0  # vllm:num_requests_running: shown in /readyz next to our own in_flight
     kv_cache_usage: float = 0.0
@@ -203,7 +205,7 @@ class Backend:
         self.spills = 0
 
     @property
-    def unconfigured(self) -> str | None:
+    def missing_secret_env(self) -> str | None:
         """The environment variable to set, when the backend's key is missing."""
         return self.config.api_key_env
 
@@ -213,7 +215,7 @@ class Backend:
 
     @property
     def up(self) -> bool:
-        return self.unconfigured is None and any(e.up for e in self.endpoints)
+        return self.missing_secret_env is None and any(e.up for e in self.endpoints)
 
     def _has_room(self, endpoint: Endpoint) -> bool:
         limit = self.slots.limit(self.config.max_concurrency)
@@ -248,9 +250,9 @@ class Backend:
         :meth:`_pick` chooses from the counts as last seen; :meth:`Slots.take` is the
         atomic check (across replicas when they share slots). Before refusing for
         capacity the counts are re-read once (another replica may have let go)."""
-        if self.unconfigured:
+        if self.missing_secret_env:
             raise Unavailable(
-                "unconfigured", f"backend {self.name!r} is not configured: set {self.unconfigured}"
+                "unconfigured", f"backend {self.name!r} is not configured: set {self.missing_secret_env}"
             )
         deadline = time.monotonic() + queue_timeout
         fresh = False  # counts re-read since the last refusal
@@ -293,7 +295,7 @@ class Backend:
             for e in self.endpoints
             if e.up and e.waiting <= 0 and (limit is None or self.slots.in_use(e) + reserve < limit)
         ]
-        if self.unconfigured or not idle:
+        if self.missing_secret_env or not idle:
             raise Unavailable("busy", f"backend {self.name!r} has no idle slot for shadow work")
         endpoint = min(idle, key=self.slots.in_use)
         self.slots.claim(endpoint, configured)
@@ -327,9 +329,9 @@ class Backend:
             breaker.failure()
             if trial:
                 log.debug("backend %s endpoint %s: trial request failed", self.name, redact_url(endpoint.url))
-        self.update(endpoint, "a trial request succeeded" if trial else "a request succeeded")
+        self.log_transition(endpoint, "a trial request succeeded" if trial else "a request succeeded")
 
-    def update(self, endpoint: Endpoint, why_up: str) -> None:
+    def log_transition(self, endpoint: Endpoint, why_up: str) -> None:
         """Log each change of ``endpoint.up`` (its breaker closed or not) once."""
         breaker = endpoint.breaker
         up = endpoint.up
@@ -357,8 +359,8 @@ class Backend:
             "kind": self.kind,
             "route": self.route,
             "model": self.model,
-            "configured": self.unconfigured is None,
-            **({"missing_env": self.unconfigured} if self.unconfigured else {}),
+            "configured": self.missing_secret_env is None,
+            **({"missing_env": self.missing_secret_env} if self.missing_secret_env else {}),
             "up": self.up,
             "in_flight": self.in_flight,
             "max_concurrency": self.config.max_concurrency,
@@ -456,8 +458,8 @@ class Pool:
                     auto_decompress=False,
                     skip_auto_headers=("User-Agent",),
                 )
-            if backend.unconfigured:
-                log.warning("backend %s is not configured: set %s", backend.name, backend.unconfigured)
+            if backend.missing_secret_env:
+                log.warning("backend %s is not configured: set %s", backend.name, backend.missing_secret_env)
                 continue
             if backend.kind == "vllm" or self.config.health.probe_cloud:
                 self._tasks.append(asyncio.create_task(self._probe_loop(backend)))
@@ -504,7 +506,7 @@ class Pool:
             endpoint.breaker.probe_passed()  # closes only a breaker that a failing probe opened
         else:
             endpoint.breaker.trip()
-        backend.update(endpoint, "health probe passed")
+        backend.log_transition(endpoint, "health probe passed")
         return ok
 
     async def _load_loop(self, backend: Backend) -> None:
@@ -531,22 +533,31 @@ class Pool:
 
 
 _LOAD_GAUGES = ("vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc")
+# One sample of the exposition format: name, optional {labels} (the last "}" closes them: a
+# value or timestamp never holds one), value, optional timestamp.
+_SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{.*\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?[ \t]*")
 
 
 def parse_vllm_load(text: str) -> dict[str, float]:
-    """Sum the load gauges over label sets (one per model/engine) in Prometheus text."""
+    """Sum the load gauges over label sets (one per model/engine) in Prometheus text; the
+    KV-cache share is the fullest engine's. A sample that is not a finite number (NaN, Inf,
+    junk) is skipped: a NaN queue compares false with ``<= 0`` and would keep the box "full"."""
     out: dict[str, float] = {}
     for line in text.splitlines():
-        if not line.startswith("vllm:"):
+        if not line.startswith(_LOAD_GAUGES):
             continue
-        name = line.split("{", 1)[0].split(" ", 1)[0]
-        if name in _LOAD_GAUGES:
-            try:
-                value = float(line.rsplit(" ", 1)[1])
-            except (IndexError, ValueError):
-                continue
-            if name == "vllm:kv_cache_usage_perc":
-                out[name] = max(out.get(name, 0.0), value)
-            else:
-                out[name] = out.get(name, 0.0) + value
+        sample = _SAMPLE.fullmatch(line)
+        if sample is None or sample[1] not in _LOAD_GAUGES:
+            continue  # malformed, or another family with the same prefix (..._by_reason)
+        try:
+            value = float(sample[2])
+        except ValueError:
+            continue
+        if not math.isfinite(value):
+            continue
+        name = sample[1]
+        if name == "vllm:kv_cache_usage_perc":
+            out[name] = max(out.get(name, 0.0), value)
+        else:
+            out[name] = out.get(name, 0.0) + value
     return out

@@ -8,21 +8,27 @@ import logging
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import uvicorn
 
-from router.config import Config, ConfigError, load_config
+# Nothing that imports classifier is imported before main() has run the import-name check
+# (router.dist): router.config does, and another distribution's classifier may be in its place.
+if TYPE_CHECKING:
+    from router.config import Config
 
 log = logging.getLogger("offload")
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# The discovery order is router.config.config_path's.
+_CONFIG_HELP = "config file (default: $OFFLOAD_CONFIG, else ./config/router.yaml; `offload init` writes one)"
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     commands: dict[str, Callable[[list[str]], int]] = {
+        "init": _delegate("router.init"),
         "serve": serve,
         "classify": classify,
         "report": _delegate("router.report"),
@@ -39,6 +45,16 @@ def main(argv: list[str] | None = None) -> int:
             "usage: offload {" + ",".join(commands) + "} [options]  (offload COMMAND --help)", file=sys.stderr
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2
+    from router.dist import import_clash
+
+    clash = import_clash()
+    if clash:
+        # Another distribution (or a folder on sys.path) owns one of our import names: any
+        # command would run somebody else's code, or fail with a traceback that hides why.
+        print(f"offload: {clash}; install offload-router in a virtualenv of its own", file=sys.stderr)
+        return 2
+    from router.config import ConfigError
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return commands[argv[0]](argv[1:])
@@ -61,10 +77,12 @@ def _delegate(module: str) -> Callable[[list[str]], int]:
 
 def serve(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="offload serve", description="Run the proxy.")
-    parser.add_argument("--config", help="config file (default: $OFFLOAD_CONFIG or config/router.yaml)")
+    parser.add_argument("--config", help=_CONFIG_HELP)
     parser.add_argument("--host")
     parser.add_argument("--port", type=int)
     opts = parser.parse_args(args)
+    from router.config import load_config
+
     config = load_config(opts.config)
     host = opts.host or config.server.host
     port = opts.port if opts.port is not None else config.server.port
@@ -153,12 +171,13 @@ def _prepare_database(config: Config, config_file: str | None) -> None:
 
 def classify(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="offload classify", description="Print routing decisions as JSON.")
-    parser.add_argument("--config")
+    parser.add_argument("--config", help=_CONFIG_HELP)
     parser.add_argument("--batch", help="JSONL file: {id?, request} or a bare request body per line")
     parser.add_argument("text", nargs="?", help="a user message to classify")
     opts = parser.parse_args(args)
     if not opts.batch and opts.text is None:
         parser.error("give TEXT or --batch FILE")
+    from router.config import load_config
     from router.policy import Policy, load_classifier
 
     config = load_config(opts.config)
@@ -215,10 +234,12 @@ def _decision_line(policy: Any, ident: Any, request: Any) -> dict[str, Any]:
 def db(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="offload db", description="Database schema.")
     parser.add_argument("action", choices=["upgrade", "current"])
-    parser.add_argument("--config")
+    parser.add_argument("--config", help=_CONFIG_HELP)
     opts = parser.parse_args(args)
-    config = load_config(opts.config)
     from router import db as database
+    from router.config import load_config
+
+    config = load_config(opts.config)
 
     if opts.action == "upgrade":
         before = database.current_revision(config.database.url)

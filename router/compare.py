@@ -18,17 +18,17 @@ from typing import Any
 
 import orjson
 import sqlalchemy as sa
-from sqlalchemy.orm import aliased
 
 from router.config import Config, load_config
 from router.db import make_engine
-from router.models import Usage
+from router.models import usage_table
 from router.report import cost, month_bounds
 
 
 def pairs(config: Config, start: datetime, end: datetime, intent: str | None = None) -> list[dict[str, Any]]:
     """(real, shadow) row pairs in ``[start, end)``, one dict each."""
-    real, shadow = aliased(Usage), aliased(Usage)
+    real_rows, shadow_rows = usage_table.alias("real"), usage_table.alias("shadow")
+    real, shadow = real_rows.c, shadow_rows.c
     columns = [
         real.intent, shadow.arm, real.backend.label("cloud_backend"),
         real.prompt_tokens.label("cloud_prompt"), real.completion_tokens.label("cloud_completion"),
@@ -39,7 +39,7 @@ def pairs(config: Config, start: datetime, end: datetime, intent: str | None = N
     ]  # fmt: skip
     query = (
         sa.select(*columns)
-        .join(real, real.request_id == shadow.shadow_of)
+        .select_from(shadow_rows.join(real_rows, real.request_id == shadow.shadow_of))
         .where(shadow.shadow_of.is_not(None), shadow.started_at >= start, shadow.started_at < end)
     )
     if intent is not None:
@@ -49,7 +49,7 @@ def pairs(config: Config, start: datetime, end: datetime, intent: str | None = N
 
 def cloud_spend(config: Config, start: datetime, end: datetime) -> dict[str, float]:
     """The month's cloud spend per intent (real traffic only): what routing it locally would move."""
-    u = Usage.__table__.c
+    u = usage_table.c
     query = (
         sa.select(
             u.intent,

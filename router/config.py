@@ -19,8 +19,16 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "router.yaml"
-INTENTS = ("coding", "tools", "instruction", "math", "reasoning", "writing")
+from classifier.model import DEFAULT_ROUTES, INTENTS
+
+# Where the config is looked for when none is named: relative to the working directory, where
+# a checkout has it and `offload init` writes it (router/init.py). Never beside the
+# package: an installed wheel has no config/ folder.
+DEFAULT_CONFIG_PATH = Path("config") / "router.yaml"
+NO_CONFIG = (
+    "no config file: pass --config PATH, set OFFLOAD_CONFIG, "
+    "or run `offload init` to write a starter config/router.yaml here"
+)
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
 
@@ -343,14 +351,10 @@ class RoutingConfig(_Strict):
     default: str = "local"
     # intent → a backend or route, or arms by weight ({cloud: 90, local-thinking: 10}): each
     # conversation sticks to one arm.
-    intents: dict[str, str | dict[str, float]] = {
-        "coding": "local",
-        "tools": "local",
-        "instruction": "local",
-        "math": "cloud",
-        "reasoning": "cloud",
-        "writing": "cloud",
-    }
+    # Default: the classifier's own table (classifier.model.DEFAULT_ROUTES).
+    intents: dict[str, str | dict[str, float]] = Field(
+        default_factory=lambda: dict[str, str | dict[str, float]](DEFAULT_ROUTES)
+    )
     fallbacks: dict[str, list[str]] = {}
     mode: Literal["route", "shadow"] = "route"
     shadow_backend: str | None = None  # in shadow mode everything goes here
@@ -553,6 +557,14 @@ def substitute_env(value: Any, env: dict[str, str] | os._Environ[str] = os.envir
     return MissingEnv(missing[0]) if missing else out
 
 
+def env_references(text: str) -> dict[str, str | None]:
+    """The ``${VAR}`` / ``${VAR:-default}`` a config text reads, in order: ``{VAR: default or None}``."""
+    found: dict[str, str | None] = {}
+    for m in _ENV_REF.finditer(text):
+        found.setdefault(m.group(1), m.group(2))
+    return found
+
+
 def _secrets_to_markers(raw: dict[str, Any]) -> None:
     """Turn unset secrets into ``*_env`` fields; any other unset variable is an error."""
     for _name, backend in (raw.get("backends") or {}).items():
@@ -600,7 +612,18 @@ def parse_config(raw: Any, env: dict[str, str] | os._Environ[str] = os.environ) 
 
 
 def config_path(path: str | os.PathLike[str] | None = None) -> Path:
-    return Path(path or os.environ.get("OFFLOAD_CONFIG") or DEFAULT_CONFIG_PATH)
+    """The config file: ``path`` (``--config``), else ``$OFFLOAD_CONFIG``, else ./config/router.yaml.
+
+    Raises ConfigError saying how to get a config when none is named and there is
+    no ./config/router.yaml. A named file that does not exist is reported when read.
+    """
+    if path:
+        return Path(path)
+    if os.environ.get("OFFLOAD_CONFIG"):
+        return Path(os.environ["OFFLOAD_CONFIG"])
+    if DEFAULT_CONFIG_PATH.exists():
+        return DEFAULT_CONFIG_PATH
+    raise ConfigError(NO_CONFIG)
 
 
 # What a config or recipe file may cost to load. Real ones are a few KB with a

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import errno
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import NullPool
+
+from router.dist import migrations_dir
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 # imports do not need it, and its import logs a line per plugin at INFO.
 logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
 
-# The migrations live next to the package (repo root), found relative to this
-# file so that `offload db upgrade` works from any working directory.
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+# The Alembic scripts: the checkout's top-level migrations/, which a wheel carries as
+# router/migrations (router/dist.py). Found from the package, never from the working directory.
+MIGRATIONS_DIR = migrations_dir()
 
 
 class SchemaOutOfDate(RuntimeError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import logging
 import socket
 import tempfile
@@ -26,10 +27,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import uvicorn
 
 from router.accounting import UsageRecorder, UsageRow
@@ -43,6 +46,11 @@ LOCAL_MODEL = "poolside/Laguna-S-2.1-NVFP4"
 CLOUD_MODEL = "gpt-5.1"
 # A made-up key: the simulated cloud checks it exactly as a real provider would.
 DEMO_CLOUD_KEY = "sk-demo-" + "0" * 24
+# The starter config's money (config/router.yaml; tests/test_config_copies.py keeps them
+# equal): gpt-5.1's list prices and a DGX Spark's price and power draw, so that the demo's
+# report shows what a real month of this traffic would cost and save.
+CLOUD_PRICE = {"input_per_mtok": 1.25, "output_per_mtok": 10.0, "cached_input_per_mtok": 0.125}
+LOCAL_HARDWARE = {"cost": 3999, "amortisation_months": 36, "watts": 170, "price_per_kwh": 0.30}
 
 
 # ------------------------------------------------------------- upstreams
@@ -51,12 +59,21 @@ DEMO_CLOUD_KEY = "sk-demo-" + "0" * 24
 def simulated_upstream(mode: str, model: str, api_key: str | None = None) -> RunningFake:
     """The tests' fake upstream, answering like a model would: a tool call only when one is due."""
     fake = Fake(mode, api_key, model)
-    where = "the local Laguna box" if mode == "vllm" else "the cloud model"
-    # A final answer too, so that a shadow run's comparison has something to judge.
-    words = f"(simulated answer from {where}) Here is what I would do. Final answer: \\boxed{{42}}."
-    fake.behaviour.reply_tokens = [w if i == 0 else f" {w}" for i, w in enumerate(words.split(" "))]
+    set_reply_length(fake, 16)
     fake.behaviour.chat_always_calls = False  # after a tool result, answer in words
     return RunningFake(fake)
+
+
+def set_reply_length(fake: Fake, tokens: int) -> None:
+    """The next answers are ``tokens`` long (the fake bills one token per piece), ending in a
+    final answer so that a shadow run's comparison has something to judge."""
+    where = "the local Laguna box" if fake.mode == "vllm" else "the cloud model"
+    head = f"(simulated answer from {where})"
+    tail = "Final answer: \\boxed{42}."
+    filler = itertools.cycle(("Here", "is", "what", "I", "would", "do,", "step", "by", "step."))
+    room = max(0, tokens - len(head.split()) - len(tail.split()))
+    words = [*head.split(), *itertools.islice(filler, room), *tail.split()]
+    fake.behaviour.reply_tokens = [w if i == 0 else f" {w}" for i, w in enumerate(words)]
 
 
 # ------------------------------------------------------------- the proxy
@@ -74,36 +91,46 @@ class TappedRecorder(UsageRecorder):
         super().record(row)
 
 
+def simulated_backends(local_url: str, cloud_url: str, cloud_key: str) -> dict[str, Any]:
+    """The starter config's two backends (the Laguna box on vLLM, gpt-5.1 as the cloud, with
+    their money) at the simulated upstreams' URLs: the demo's, and the proxy tests' (whose
+    harness builds on this rather than keep a copy)."""
+    return {
+        "local": {
+            "kind": "vllm",
+            "base_url": local_url,
+            "model": LOCAL_MODEL,
+            "max_concurrency": 32,
+            "context_window": 262144,
+            "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
+            "hardware": dict(LOCAL_HARDWARE),
+        },
+        "cloud": {
+            "kind": "openai",
+            "base_url": cloud_url,
+            "model": CLOUD_MODEL,
+            "api_key": cloud_key,
+            "embeddings_model": "text-embedding-3-small",
+            "price": dict(CLOUD_PRICE),
+        },
+    }
+
+
 def demo_config(local_url: str, cloud_url: str, workdir: Path) -> Config:
     """Both backends on loopback, SQLite in ``workdir``, fast health probes.
 
     ``env={}``: the demo never reads OPENAI_API_KEY or any other variable.
     """
+    backends = simulated_backends(local_url, cloud_url, DEMO_CLOUD_KEY)
+    # The same box with thinking on: it answers copies of the cloud's maths (below).
+    backends["local-thinking"] = {"variant_of": "local", "thinking": "on", "max_output_tokens": 32768}
     raw = {
         "database": {
             "url": f"sqlite:///{workdir / 'offload-demo.db'}",
             "spool_path": str(workdir / "offload-spool.jsonl"),
             "flush_interval_s": 0.2,
         },
-        "backends": {
-            "local": {
-                "kind": "vllm",
-                "base_url": local_url,
-                "model": LOCAL_MODEL,
-                "max_concurrency": 32,
-                "context_window": 262144,
-                "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
-            },
-            # The same box with thinking on: it answers copies of the cloud's maths (below).
-            "local-thinking": {"variant_of": "local", "thinking": "on", "max_output_tokens": 32768},
-            "cloud": {
-                "kind": "openai",
-                "base_url": cloud_url,
-                "model": CLOUD_MODEL,
-                "api_key": DEMO_CLOUD_KEY,
-                "price": {"input_per_mtok": 1.25, "output_per_mtok": 10.0},
-            },
-        },
+        "backends": backends,
         "routing": {
             "default": "local",
             "fallbacks": {"local": ["cloud"]},
@@ -149,6 +176,7 @@ class DemoRequest:
     label: str
     body: dict[str, Any]
     alias: str  # the model alias to use when there is no classifier
+    reply_tokens: int  # how long the simulated answer is (what the completion bills)
     local_stopped: bool = False
 
 
@@ -162,14 +190,44 @@ _TOOLS = [
         },
     }
 ]
+_AGENT_SYSTEM = (
+    "You are a coding agent working in the user's repository. Read files before changing "
+    "them, run the tests after every change, keep diffs small and explain what you changed."
+)
+
+
+def _read_earlier(files: list[str]) -> list[dict[str, Any]]:
+    """The turns in which the agent read ``files`` (real modules of this package: an agent's
+    prompt is mostly the code it has read, and these give the demo's prompts real sizes)."""
+    turns: list[dict[str, Any]] = []
+    for name in files:
+        call_id = "chatcmpl-tool-" + uuid.uuid4().hex[:24]
+        call = {"name": "run_shell", "arguments": orjson.dumps({"cmd": f"cat router/{name}"}).decode()}
+        turns.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": call}],
+            }
+        )
+        source = resources.files("router").joinpath(name).read_text(encoding="utf-8")
+        turns.append({"role": "tool", "tool_call_id": call_id, "content": source})
+    return turns
 
 
 def demo_requests() -> list[DemoRequest]:
     def user(text: str) -> list[dict[str, Any]]:
         return [{"role": "user", "content": text}]
 
+    session = [
+        {"role": "system", "content": _AGENT_SYSTEM},
+        *user("Get to know the request intake and the rate limits first."),
+        *_read_earlier(["intake.py", "limits.py"]),
+        {"role": "assistant", "content": "I have read both modules."},
+    ]
     call_id = "chatcmpl-tool-" + uuid.uuid4().hex[:24]  # a call the local box made earlier
     tool_loop = [
+        *session,
         {"role": "user", "content": "Run the parser tests and fix whatever fails."},
         {
             "role": "assistant",
@@ -193,8 +251,10 @@ def demo_requests() -> list[DemoRequest]:
         "def last(xs):\n    return xs[len(xs)]"
     )
     return [
-        DemoRequest("coding task (streamed)", {"messages": user(coding), "stream": True}, "local"),
-        DemoRequest("tool call (tool result turn)", {"messages": tool_loop, "tools": _TOOLS}, "auto"),
+        DemoRequest(
+            "coding task (streamed)", {"messages": [*session, *user(coding)], "stream": True}, "local", 420
+        ),
+        DemoRequest("tool call (tool result turn)", {"messages": tool_loop, "tools": _TOOLS}, "auto", 260),
         DemoRequest(
             "hard integral",
             {
@@ -204,6 +264,7 @@ def demo_requests() -> list[DemoRequest]:
                 )
             },
             "cloud",
+            1400,  # a worked proof
         ),
         DemoRequest(
             "launch blog post",
@@ -214,6 +275,7 @@ def demo_requests() -> list[DemoRequest]:
                 )
             },
             "cloud",
+            1600,  # 1200 words
         ),
         DemoRequest(
             "coding task, local box stopped",
@@ -223,6 +285,7 @@ def demo_requests() -> list[DemoRequest]:
                 )
             },
             "local",
+            120,
             local_stopped=True,
         ),
     ]
@@ -300,6 +363,9 @@ def print_report(config: Config, rows: list[UsageRow], out: Callable[[str], None
         report = build_report(config, month)
         out(render(report, "table").rstrip())
         if not report["empty"] or not rows:
+            line = break_even(report)
+            if line:
+                out(line)
             return
         # Served rows but an empty report: they never reached SQL (e.g. no migrations found).
         out("(the database has no rows: see the log; per-route totals of this run)")
@@ -315,6 +381,24 @@ def print_report(config: Config, rows: list[UsageRow], out: Callable[[str], None
     out(f"{'route':<10}{'requests':>10}{'prompt':>10}{'completion':>12}")
     for route, (n, prompt, completion) in sorted(totals.items()):
         out(f"{route:<10}{n:>10}{prompt:>10}{completion:>12}")
+
+
+def break_even(report: dict[str, Any]) -> str | None:
+    """What the net line means for five requests: the box's month against the cloud-price
+    value of a local request like these, as the number of them that pays for the box."""
+    local = report["by_route"].get("local")
+    served = local["requests"] - local["errors"] if local else 0
+    value, box = report["local_value"]["cloud_equivalent"], report["local_cost"]["total"]
+    if not served or value <= 0 or box <= 0:
+        return None
+    each = value / served
+    month = box / each
+    day = month / (report["local_cost"]["hours"] / 24)
+    return (
+        f"net offload is the month's: the box costs {box:,.2f} whatever it serves. A local request like\n"
+        f"these is worth {each:,.4f} at cloud prices: the box pays for itself from about\n"
+        f"{round(month, -2):,.0f} of them a month ({round(day, -1):,.0f} a day)."
+    )
 
 
 # ------------------------------------------------------------- main
@@ -351,6 +435,8 @@ async def run(workdir: Path, out: Callable[[str], None]) -> int:
         out("")
         async with httpx.AsyncClient(base_url=proxy.url, timeout=30) as client:
             for item in demo_requests():
+                for upstream in (local, cloud):
+                    set_reply_length(upstream.fake, item.reply_tokens)
                 if item.local_stopped:
                     await asyncio.to_thread(local.stop)
                     await wait_for_local_down(client)

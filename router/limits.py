@@ -79,7 +79,7 @@ class Reservation:
 UNLIMITED = Reservation(None, 0, 0.0, settled=True)
 
 # The current request's reservation, for code that only sees the finished usage row
-# (Router.finish). Each request runs in its own task, with its own copy of the context.
+# (ProxyState.finish in router/app.py). Each request runs in its own task, with its own copy of the context.
 current_reservation: ContextVar[Reservation] = ContextVar("offload_reservation", default=UNLIMITED)
 
 

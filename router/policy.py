@@ -323,9 +323,14 @@ def _has_media(messages: list[Any]) -> bool:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
             for part in content:
-                if isinstance(part, dict) and part.get("type") in _MEDIA_PARTS:
+                if isinstance(part, dict) and _is_media(part.get("type")):
                     return True
     return False
+
+
+def _is_media(part_type: Any) -> bool:
+    # A part's type comes from the client: a list or dict there must not raise (unhashable).
+    return isinstance(part_type, str) and part_type in _MEDIA_PARTS
 
 
 def _in_tool_loop(view: dict[str, Any], messages: list[Any]) -> bool:

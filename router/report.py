@@ -10,6 +10,10 @@ Rows are grouped by the route that served them (``unrouted`` when none did).
 Per-route counts include failed requests (``errors``); the local share of
 requests counts answered ones only. Local tokens are valued at the prices of
 the local backend's first cloud fallback, else of the first cloud backend.
+
+The figures are read from ``usage_daily`` (``router.models.UsageDaily``), the
+per-day sums that database triggers keep as rows are written: the same numbers
+as aggregating the month's ``usage`` rows, without reading them.
 """
 
 from __future__ import annotations
@@ -21,16 +25,16 @@ import io
 import re
 import sys
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import case, func, inspect, make_url, select
+from sqlalchemy import Select, func, inspect, make_url, select
 
 from router.config import Config, ConfigError, Price, load_config
-from router.db import is_sqlite, make_engine
-from router.models import Usage, usage_table
+from router.db import SchemaOutOfDate, is_sqlite, make_engine
+from router.models import UsageDaily, usage_daily_table, usage_table
 
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
 _TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
@@ -97,37 +101,58 @@ def _add(into: dict[str, int], row: dict[str, Any]) -> None:
 
 
 def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any]]:
-    """One range scan over the month, aggregated by the dimensions the report needs."""
+    """The month's sums by the dimensions the report needs: one read of the per-day
+    rollup (``router.models.UsageDaily``), a few hundred rows, not a month of requests."""
     url = make_url(config.database.url)
     if is_sqlite(config.database.url) and url.database and not Path(url.database).exists():
         return []  # do not create an empty database file just to report on it
     engine = make_engine(config.database.url, pooled=False)
     try:
         with engine.connect() as conn:
-            if not inspect(conn).has_table(Usage.__tablename__):
+            tables = inspect(conn)
+            if not tables.has_table(usage_table.name):
                 return []  # nothing was ever recorded here
-            u = usage_table.c
-            stmt = (
-                select(
-                    u.route,
-                    u.backend,
-                    u.intent,
-                    u.api,
-                    u.fallback,
-                    u.fallback_reason,
-                    func.count().label("requests"),
-                    func.sum(case(((u.status >= 400) | u.error_type.is_not(None), 1), else_=0)).label(
-                        "errors"
-                    ),
-                    *(func.sum(u[name]).label(name) for name in _TOKENS),
+            if not tables.has_table(UsageDaily.__tablename__):
+                raise SchemaOutOfDate(
+                    "the database schema predates the daily rollup (revision 0006); "
+                    "run: offload db upgrade --config PATH"
                 )
-                # Shadow runs (router/shadow.py) are evidence, not traffic: `offload compare` reads them.
-                .where(u.started_at >= start, u.started_at < end, u.shadow_of.is_(None))
-                .group_by(u.route, u.backend, u.intent, u.api, u.fallback, u.fallback_reason)
-            )
-            return [dict(r._mapping) for r in conn.execute(stmt)]
+            return [dict(r._mapping) for r in conn.execute(month_sums(start, end))]
     finally:
         engine.dispose()
+
+
+def month_sums(start: datetime, end: datetime) -> Select[Any]:
+    """Counts and token sums of the real traffic of ``[start, end)`` (UTC midnights), by
+    route, backend, intent, api, fallback and fallback reason; NULL where the rows had none.
+
+    Shadow runs (router/shadow.py) are evidence, not traffic: the rollup leaves them out
+    and `offload compare` reads them. Groups whose rows were all deleted again sum to zero
+    requests and are left out, so that an emptied month reads as empty.
+    """
+    d = usage_daily_table.c
+    keys = [d.route, d.backend, d.intent, d.api, d.fallback, d.fallback_reason]
+    requests = func.sum(d.requests)
+    return (
+        select(
+            *(k if k is d.fallback else func.nullif(k, "").label(k.name) for k in keys),
+            requests.label("requests"),
+            func.sum(d.errors).label("errors"),
+            *(func.sum(d[name]).label(name) for name in _TOKENS),
+        )
+        .where(d.day >= utc_day(start), d.day < utc_day(end))
+        .group_by(*keys)
+        .having(requests > 0)
+    )
+
+
+def utc_day(at: datetime) -> date:
+    """The UTC day that starts at ``at``; ValueError for any other time (the rollup has
+    whole days only)."""
+    at = at.astimezone(UTC)
+    if at.time() != time(0):
+        raise ValueError(f"the usage rollup holds whole UTC days: {at.isoformat()} is not a midnight")
+    return at.date()
 
 
 def _merge(into: dict[str, Any], counts: dict[str, int], money: str, amount: float) -> None:

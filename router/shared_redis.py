@@ -218,8 +218,7 @@ class Link:
             socket_timeout=self.probe_timeout_s,
             socket_connect_timeout=self.probe_timeout_s,
             retry=Retry(NoBackoff(), 0),  # one bounded attempt: the fallback is the retry
-            lib_name=None,
-            lib_version=None,
+            driver_info=None,  # no CLIENT SETINFO round trip on each new connection
         )
         self.client = aioredis.Redis(connection_pool=pool)
         self.up = False

@@ -18,28 +18,28 @@ from starlette.types import Receive, Scope, Send
 T = TypeVar("T")
 
 
-async def _wait_disconnect(receive: Receive) -> None:
+async def _wait_for_disconnect(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
 
 
-async def until_disconnect(receive: Receive, work: Awaitable[T], on_disconnect: Callable[[], T]) -> T:
+async def cancel_on_disconnect(receive: Receive, work: Awaitable[T], on_disconnect: Callable[[], T]) -> T:
     """Await ``work``; if the client disconnects first, cancel it and return ``on_disconnect()``."""
     this = asyncio.current_task()
     assert this is not None
     done = False
-    watch = asyncio.ensure_future(_wait_disconnect(receive))
-    watch.add_done_callback(lambda w: None if done or w.cancelled() else this.cancel())
+    watcher = asyncio.ensure_future(_wait_for_disconnect(receive))
+    watcher.add_done_callback(lambda w: None if done or w.cancelled() else this.cancel())
     try:
         return await work
     except asyncio.CancelledError:
-        if not watch.done() or watch.cancelled():
+        if not watcher.done() or watcher.cancelled():
             raise  # cancelled for another reason (shutdown): not a disconnect
         this.uncancel()
         return on_disconnect()
     finally:
         done = True
-        watch.cancel()
+        watcher.cancel()
 
 
 class RelayResponse(StreamingResponse):
@@ -47,7 +47,7 @@ class RelayResponse(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await until_disconnect(receive, self.stream_response(send), lambda: None)
+            await cancel_on_disconnect(receive, self.stream_response(send), lambda: None)
         except OSError:
             pass  # the client went away mid-send
         finally:

@@ -33,7 +33,7 @@ def cloud_fake() -> Iterator[RunningFake]:
 @pytest.fixture
 def anthropic_fake() -> Iterator[RunningFake]:
     """Anthropic's cloud: Messages only; clients use ``anthropic_fake.root`` as the base URL."""
-    fake = start_in_thread("anthropic", api_key="sk-ant-cloud-secret-0123456789", model="claude-sonnet-4-5")
+    fake = start_in_thread("anthropic", api_key="sk-ant-cloud-secret-0123456789", model="claude-sonnet-4-6")
     yield fake
     fake.stop()
 

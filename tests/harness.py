@@ -11,12 +11,11 @@ import httpx
 import uvicorn
 
 from router.accounting import UsageRecorder
-from router.app import create_app
+from router.app import ProxyState, create_app
 from router.config import Config, parse_config
+from router.demo import CLOUD_MODEL, LOCAL_MODEL, simulated_backends
 
-# The fake upstreams' models and the cloud's API key, shared by make_config and the conftest fixtures.
-LOCAL_MODEL = "poolside/Laguna-S-2.1-NVFP4"
-CLOUD_MODEL = "gpt-5.1"
+# The cloud's API key, shared by make_config and the conftest fixtures (the models are the demo's).
 CLOUD_KEY = "sk-cloud-secret-0123456789"
 
 # A coding request and a shell tool: the traffic of the proxy tests and of bench/soak.py.
@@ -63,27 +62,10 @@ def free_port() -> int:
 
 
 def make_config(local_url: str, cloud_url: str, **overrides: Any) -> Config:
-    """A config with a vLLM-mode local and a strict cloud, plus any overrides."""
+    """The demo's backends (a vLLM-mode local, a strict cloud) without a database, plus any overrides."""
     raw: dict[str, Any] = {
         "database": {"enabled": False},
-        "backends": {
-            "local": {
-                "kind": "vllm",
-                "base_url": local_url,
-                "model": LOCAL_MODEL,
-                "max_concurrency": 32,
-                "context_window": 262144,
-                "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
-            },
-            "cloud": {
-                "kind": "openai",
-                "base_url": cloud_url,
-                "model": CLOUD_MODEL,
-                "api_key": CLOUD_KEY,
-                "embeddings_model": "text-embedding-3-small",
-                "price": {"input_per_mtok": 1.25, "output_per_mtok": 10.0},
-            },
-        },
+        "backends": simulated_backends(local_url, cloud_url, CLOUD_KEY),
         "routing": {"default": "local", "fallbacks": {"local": ["cloud"]}},
         "health": {"interval_s": 0.2, "open_s": 0.5, "failure_threshold": 2},
     }
@@ -121,8 +103,9 @@ class ProxyServer:
             time.sleep(0.01)
 
     @property
-    def router(self) -> Any:
-        return self.app.state.router
+    def state(self) -> ProxyState:
+        """The app's pool, recorder, limits...: what one request needs (router.app.ProxyState)."""
+        return self.app.state.proxy
 
     @property
     def url(self) -> str:

@@ -161,7 +161,7 @@ def _check_proxy_run(
 
 
 def _rows(proxy: ProxyServer, api: str) -> list[Any]:
-    return [r for r in proxy.router.recorder.rows if r.endpoint == api]
+    return [r for r in proxy.state.recorder.rows if r.endpoint == api]
 
 
 # "auto" is a name Codex does not know (fallback metadata, no reasoning effort); for a model it

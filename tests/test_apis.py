@@ -21,7 +21,7 @@ from tests.conftest import fake_config, fake_state
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, make_config, wait_until
 
 ANTHROPIC_KEY = "sk-ant-cloud-secret-0123456789"
-CLAUDE_MODEL = "claude-sonnet-4-5"
+CLAUDE_MODEL = "claude-sonnet-4-6"
 CLIENT_KEY = "sk-offload-client-0123456789"
 CODING = "Write a Python function that parses ISO 8601 dates and add a unit test for it."
 MATHS = "Evaluate the integral of x^3 * e^(-x^2) from 0 to infinity and give the exact value."
@@ -88,7 +88,7 @@ def server(
 
 
 def rows(proxy: ProxyServer) -> list[Any]:
-    return proxy.router.recorder.rows
+    return proxy.state.recorder.rows
 
 
 def last_body(fake: RunningFake, path: str) -> dict[str, Any]:
@@ -263,7 +263,7 @@ def test_messages_with_both_auth_styles(local_fake, cloud_fake, claude_fake, mod
         http = anthropic.DefaultHttpxClient(event_hooks={"request": [seen.append]})
         client = anthropic.Anthropic(base_url=proxy.url, max_retries=0, http_client=http, **AUTH_STYLES[auth])
         message = client.messages.create(
-            model="claude-sonnet-4-5", max_tokens=256, messages=[{"role": "user", "content": CODING}]
+            model="claude-sonnet-4-6", max_tokens=256, messages=[{"role": "user", "content": CODING}]
         )
         assert message.content[0].text == "Hello there, I am a fake model."
         sent = seen[-1].headers
@@ -272,7 +272,7 @@ def test_messages_with_both_auth_styles(local_fake, cloud_fake, claude_fake, mod
         )
         with pytest.raises(anthropic.AuthenticationError) as caught:
             claude(proxy, api_key="sk-wrong-key").messages.create(
-                model="claude-sonnet-4-5", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+                model="claude-sonnet-4-6", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
             )
         assert caught.value.body["type"] == "error"  # Anthropic's shape, from the proxy itself
         assert caught.value.body["error"]["type"] == "authentication_error"
@@ -290,7 +290,7 @@ def test_messages_tool_use_round_trip_streamed(server, local_fake):
     client = claude(server)
     conversation: list[dict[str, Any]] = [{"role": "user", "content": CODING}]
     with client.messages.stream(
-        model="claude-sonnet-4-5", max_tokens=512, messages=conversation, tools=[BASH_TOOL]
+        model="claude-sonnet-4-6", max_tokens=512, messages=conversation, tools=[BASH_TOOL]
     ) as stream:
         first = stream.get_final_message()
     use = next(block for block in first.content if block.type == "tool_use")
@@ -299,7 +299,7 @@ def test_messages_tool_use_round_trip_streamed(server, local_fake):
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "2 passed"}]},
     ]
     with client.messages.stream(
-        model="claude-sonnet-4-5", max_tokens=512, messages=conversation, tools=[BASH_TOOL]
+        model="claude-sonnet-4-6", max_tokens=512, messages=conversation, tools=[BASH_TOOL]
     ) as stream:
         second = stream.get_final_message()
     assert second.content[0].text == "Hello there, I am a fake model." and second.stop_reason == "end_turn"
@@ -348,7 +348,7 @@ def test_vllm_thinking_signatures_never_reach_anthropic(server, claude_fake):
         {"role": "assistant", "content": [forged, {"type": "text", "text": "Hi."}]},
         {"role": "user", "content": MATHS},
     ]
-    message = claude(server).messages.create(model="claude-sonnet-4-5", max_tokens=256, messages=history)
+    message = claude(server).messages.create(model="claude-sonnet-4-6", max_tokens=256, messages=history)
     assert message.content
     sent = last_body(claude_fake, "/v1/messages")["body"]
     assert all(
@@ -362,14 +362,14 @@ def test_vllm_thinking_signatures_never_reach_anthropic(server, claude_fake):
 def test_count_tokens_is_answered_by_the_backend_the_turn_would_go_to(server, local_fake, claude_fake):
     client = claude(server)
     local = client.messages.count_tokens(
-        model="claude-sonnet-4-5", messages=[{"role": "user", "content": CODING}]
+        model="claude-sonnet-4-6", messages=[{"role": "user", "content": CODING}]
     )
     cloud = client.messages.count_tokens(
-        model="claude-sonnet-4-5", messages=[{"role": "user", "content": MATHS}]
+        model="claude-sonnet-4-6", messages=[{"role": "user", "content": MATHS}]
     )
     assert local.input_tokens > 0 and cloud.input_tokens > 0
     assert last_body(local_fake, "/v1/messages/count_tokens")["body"]["model"] == LOCAL_MODEL
-    assert last_body(claude_fake, "/v1/messages/count_tokens")["body"]["model"] == "claude-sonnet-4-5"
+    assert last_body(claude_fake, "/v1/messages/count_tokens")["body"]["model"] == "claude-sonnet-4-6"
     wait_until(lambda: len(rows(server)) == 2)
     assert [(r.endpoint, r.api, r.prompt_tokens) for r in rows(server)] == [
         ("count_tokens", "messages", 0)
@@ -427,7 +427,7 @@ def test_messages_stream_broken_mid_way_ends_with_an_error_event(server, local_f
 def test_messages_fall_back_to_anthropic_when_the_box_is_down(server, local_fake, claude_fake):
     fake_config(local_fake, fail_status=503)
     message = claude(server).messages.create(
-        model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": CODING}]
+        model="claude-sonnet-4-6", max_tokens=64, messages=[{"role": "user", "content": CODING}]
     )
     assert message.content[0].text
     wait_until(lambda: len(rows(server)) == 1)
@@ -560,7 +560,7 @@ def test_a_tool_loop_that_fell_back_during_an_outage_comes_home(server, local_fa
     ]
     history: list[Any] = [{"role": "user", "content": CODING}]
     fake_config(local_fake, health_status=503)  # the probe sees the box down
-    assert wait_until(lambda: not server.router.pool.backends["local"].up)
+    assert wait_until(lambda: not server.state.pool.backends["local"].up)
     first = client.chat.completions.create(model="auto", messages=history, tools=tools)
     call = first.choices[0].message.tool_calls[0]
     assert call.id.startswith("call_")  # made by the cloud
@@ -569,7 +569,7 @@ def test_a_tool_loop_that_fell_back_during_an_outage_comes_home(server, local_fa
         {"role": "tool", "tool_call_id": call.id, "content": "1 failed"},
     ]
     fake_config(local_fake, health_status=200)  # the box is back
-    assert wait_until(lambda: server.router.pool.backends["local"].up)
+    assert wait_until(lambda: server.state.pool.backends["local"].up)
     second = client.chat.completions.with_raw_response.create(model="auto", messages=history, tools=tools)
     assert second.headers["x-offload-route"] == "local"
     wait_until(lambda: len(rows(server)) == 2)
@@ -600,6 +600,6 @@ def test_a_client_leaving_mid_stream_cancels_the_upstream(server, local_fake, pa
         assert response.status_code == 200
         next(response.iter_bytes())  # the stream flows; the client goes away here
     assert wait_until(lambda: fake_state(local_fake)["cancelled"] == 1, timeout=10)
-    assert wait_until(lambda: server.router.pool.backends["local"].in_flight == 0)
+    assert wait_until(lambda: server.state.pool.backends["local"].in_flight == 0)
     wait_until(lambda: len(rows(server)) == 1)
     assert (rows(server)[0].status, rows(server)[0].error_type) == (499, "client_disconnected")

@@ -175,7 +175,7 @@ def test_health_200_but_failing_requests_get_only_half_open_trials(
     )
     server = ProxyServer(config)
     try:
-        probes = count_passing_probes(server.router.pool, "local")
+        probes = count_passing_probes(server.state.pool, "local")
         client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
         fake_config(local_fake, fail_status=500)  # every completion fails; /health still says 200
 
@@ -251,7 +251,7 @@ def test_low_traffic_to_a_box_that_fails_requests_opens_the_breaker(
     )
     server = ProxyServer(config)
     try:
-        probes = count_passing_probes(server.router.pool, "local")
+        probes = count_passing_probes(server.state.pool, "local")
         client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
         fake_config(local_fake, fail_status=500)  # every completion fails; /health still says 200
         for i in range(3 * THRESHOLD):

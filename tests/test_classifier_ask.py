@@ -136,6 +136,15 @@ def test_ide_edit_fim_and_rag_prompts() -> None:
         {"prompt": "<fim_prefix>def add(a, b):\n    <fim_suffix>\n<fim_middle>"},
         {"prompt": "def add(a, b):\n    ", "suffix": "\n"},
         {"prompt": "[SUFFIX]\n}[PREFIX]func main() {\n"},
+        # DeepSeek Coder's tokens are written with fullwidth bars (U+FF5C), and what the file
+        # holds (an essay) does not make it a writing ask.
+        {
+            "prompt": "<\uff5cfim\u2581begin\uff5c># Why we build\n\nThe roof <\uff5cfim\u2581hole\uff5c>\n<\uff5cfim\u2581end\uff5c>"
+        },
+        # Qwen2.5-Coder's repository-level prompt: the FIM tokens come after the file list.
+        {
+            "prompt": "<|repo_name|>acme/web\n<|file_sep|>src/a.ts\nexport {}\n<|file_sep|>src/b.ts\n<|fim_prefix|>let x = <|fim_suffix|>;<|fim_middle|>"
+        },
     ):
         v = view(body)
         assert v.kind == "fim" and v.user == "", body
@@ -143,6 +152,42 @@ def test_ide_edit_fim_and_rag_prompts() -> None:
     rag = "Context information is below.\n---------------------\n[1] Handbook\nRemote work up to 3 days.\n---------------------\nGiven the context information and not prior knowledge, answer the query.\nQuery: how many remote days?\nAnswer:"
     v = view({"messages": [{"role": "user", "content": rag}]})
     assert (v.user, v.kind) == ("how many remote days?", "rag") and "Handbook" in v.payload
+
+
+def test_crewai_task_turn() -> None:
+    """CrewAI's task turn (its translations/en.json): the description and the expected output
+    are the ask, the context of earlier tasks is payload, the boilerplate is neither."""
+    turn = (
+        "\nCurrent Task: Compare the two store locations and recommend one.\n\n"
+        "This is the expected criteria for your final answer: a recommendation and its two biggest risks\n"
+        "you MUST return the actual complete content as the final answer, not a summary.\n\n"
+        "This is the context you're working with:\nFootfall counts: 1,200 and 800 a day.\n\n"
+        "Begin! This is VERY important to you, use the tools available and give your best Final Answer, "
+        "your job depends on it!\n\nThought:"
+    )
+    v = view(
+        {
+            "messages": [
+                {"role": "system", "content": "You are Analyst. Ten years.\nYour personal goal is: advise"},
+                {"role": "user", "content": turn},
+            ]
+        }
+    )
+    assert (
+        v.user
+        == "Compare the two store locations and recommend one.\n\na recommendation and its two biggest risks"
+    )
+    assert "Footfall" in v.payload and "Begin!" not in v.payload + v.user and "MUST" not in v.user
+
+
+def test_openhands_workspace_blocks_are_wrapper() -> None:
+    text = (
+        "which of the two options in the ADR should we take, and why?\n\n<REPOSITORY_INFO>\nAt the user's "
+        "request, repository acme/quire has been cloned to /workspace/quire.\n</REPOSITORY_INFO>\n\n"
+        "<REPOSITORY_INSTRUCTIONS>\nRun make test before committing.\n</REPOSITORY_INSTRUCTIONS>\n\n"
+        "<RUNTIME_INFORMATION>\nToday's date is 2026-11-30 (UTC).\n</RUNTIME_INFORMATION>"
+    )
+    assert find_ask(text).ask == "which of the two options in the ADR should we take, and why?"
 
 
 # --------------------------------------------------------------------------- ask and payload

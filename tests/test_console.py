@@ -489,7 +489,7 @@ async def test_decisions_filters_and_pages(seeded: str) -> None:
 async def test_decision_shows_the_request_in_its_dialect_view(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/usage.db"
     messages_body = {
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "system": [{"type": "text", "text": "You are Claude Code."}],
         "messages": [
             {"role": "user", "content": "first question"},
@@ -524,7 +524,7 @@ async def test_decision_shows_the_request_in_its_dialect_view(tmp_path: Path) ->
 async def test_now_shows_backends_and_recent_fallbacks(seeded: str) -> None:
     async with console_client(make_config(seeded)) as client:
         await login(client)
-        state = client._transport.app.state.router  # type: ignore[attr-defined]
+        state = client._transport.app.state.proxy  # type: ignore[attr-defined]
         state.pool.backends["local"].endpoints[0].breaker.trip()  # as a failing probe does
         state.pool.backends["local"].endpoints[0].waiting = 3
         html = (await client.get(f"{BASE}/now")).text

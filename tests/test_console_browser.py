@@ -97,7 +97,7 @@ def _send_traffic(proxy: ProxyServer, local: RunningFake) -> int:
 
 
 def _rows(proxy: ProxyServer) -> int:
-    engine = proxy.router.recorder.engine
+    engine = proxy.state.recorder.engine
     if engine is None:
         return 0
     with engine.connect() as conn:
@@ -105,7 +105,7 @@ def _rows(proxy: ProxyServer) -> int:
 
 
 def _request_with(proxy: ProxyServer, text: str) -> str:
-    engine = proxy.router.recorder.engine
+    engine = proxy.state.recorder.engine
     with engine.connect() as conn:
         return conn.exec_driver_sql(
             "SELECT request_id FROM usage WHERE prompt_text LIKE ?", (f"%{text}%",)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,6 +72,16 @@ def test_demo_shows_both_routes_a_fallback_and_the_report() -> None:
     # The report section: from router.report, or the per-route totals the demo prints itself.
     report = out[out.index("Offload report") :]
     assert "local" in report and "cloud" in report, report
+    # The money lines, at list prices and the box's cost: real amounts, not 0.00.
+    money = {
+        m[1]: float(m[2].replace(",", "")) for m in re.finditer(r"^([a-z ()+]+):\s+(-?[\d,.]+)", report, re.M)
+    }
+    spend, value = money["cloud spend (actual)"], money["local tokens at cloud prices"]
+    box, net = money["local cost (hardware + power)"], money["net offload"]
+    assert 0.01 <= spend < 1 and 0.01 <= value < 1, report  # cents for five requests
+    assert 100 < box < 200, report  # a Spark: ~111 amortisation + ~37 power a month
+    assert net == pytest.approx(value - box, abs=0.011), report
+    assert "pays for itself from about" in report, report
     assert seconds < 60, f"the demo took {seconds:.1f}s"
 
 

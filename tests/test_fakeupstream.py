@@ -307,7 +307,7 @@ def total_input(usage: Any) -> int:
 def test_messages_create_has_the_message_and_its_usage(messages_fake: RunningFake) -> None:
     system = [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
     message = anthropic_client(messages_fake).messages.create(
-        model="claude-sonnet-4-5", max_tokens=200, system=system, messages=USER
+        model="claude-sonnet-4-6", max_tokens=200, system=system, messages=USER
     )
     anthropic_mode = messages_fake.fake.mode == "anthropic"
     assert message.id.startswith("msg_" if anthropic_mode else "chatcmpl-")
@@ -332,7 +332,7 @@ def test_messages_stream_tool_use_then_tool_result(messages_fake: RunningFake) -
     client = anthropic_client(messages_fake)
     thinking = {"type": "enabled", "budget_tokens": 1024}
     with client.messages.stream(
-        model="claude-sonnet-4-5", max_tokens=4096, messages=USER, tools=[CLAUDE_BASH], thinking=thinking
+        model="claude-sonnet-4-6", max_tokens=4096, messages=USER, tools=[CLAUDE_BASH], thinking=thinking
     ) as stream:
         first = stream.get_final_message()
     assert [b.type for b in first.content] == ["thinking", "tool_use"] and first.stop_reason == "tool_use"
@@ -346,7 +346,7 @@ def test_messages_stream_tool_use_then_tool_result(messages_fake: RunningFake) -
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "hello"}]},
     ]
     with client.messages.stream(
-        model="claude-sonnet-4-5", max_tokens=4096, messages=follow_up, tools=[CLAUDE_BASH]
+        model="claude-sonnet-4-6", max_tokens=4096, messages=follow_up, tools=[CLAUDE_BASH]
     ) as stream:
         second = stream.get_final_message()
     assert [b.type for b in second.content] == ["text"] and second.stop_reason == "end_turn"
@@ -388,10 +388,10 @@ def test_messages_stream_usage_is_cumulative_last_wins(messages_fake: RunningFak
 def test_count_tokens_equals_the_input_of_the_same_conversation(messages_fake: RunningFake) -> None:
     client = anthropic_client(messages_fake)
     conversation: dict[str, Any] = {"system": "You are terse.", "messages": USER, "tools": [CLAUDE_BASH]}
-    counted = client.messages.count_tokens(model="claude-sonnet-4-5", **conversation)
-    created = client.messages.create(model="claude-sonnet-4-5", max_tokens=100, **conversation)
+    counted = client.messages.count_tokens(model="claude-sonnet-4-6", **conversation)
+    created = client.messages.create(model="claude-sonnet-4-6", max_tokens=100, **conversation)
     assert counted.input_tokens == total_input(created.usage) == prompt_tokens("count_tokens", conversation)
-    raw = client.messages.with_raw_response.count_tokens(model="claude-sonnet-4-5", **conversation)
+    raw = client.messages.with_raw_response.count_tokens(model="claude-sonnet-4-6", **conversation)
     if messages_fake.fake.mode == "vllm":
         assert raw.http_response.json()["context_management"] == {
             "original_input_tokens": counted.input_tokens

@@ -98,11 +98,11 @@ def test_closed_port_falls_back_and_the_breaker_stops_trying(cloud_fake):
         )
         assert server.get("/readyz").json()["backends"]["local"]["up"] is False
         assert 'offload_backend_breaker_state{backend="local"} 2.0' in server.get("/metrics").text
-        rows_before = len(server.router.recorder.rows)
+        rows_before = len(server.state.recorder.rows)
         for _ in range(5):
             raw = c.chat.completions.with_raw_response.create(model="auto", messages=USER)
             assert raw.headers["x-offload-fallback"] == "1"
-        reasons = {r.fallback_reason for r in server.router.recorder.rows[rows_before:]}
+        reasons = {r.fallback_reason for r in server.state.recorder.rows[rows_before:]}
         assert reasons == {"backend_down"}  # skipped without a connection attempt
     finally:
         server.stop()
@@ -151,7 +151,7 @@ def test_killed_box_with_requests_in_flight_loses_none(local_process, cloud_fake
         assert [r.status_code for r in responses] == [200] * 40
         assert {served_by(r) for r in responses} == {"cloud"}
         assert all(r.headers["x-offload-fallback"] == "1" for r in responses)
-        assert server.router.pool["local"].in_flight == 0
+        assert server.state.pool["local"].in_flight == 0
     finally:
         server.stop()
 
@@ -182,20 +182,20 @@ def test_traffic_returns_within_a_probe_interval(local_process, cloud_fake):
 def test_server_errors_and_admission_503_fall_back(local_fake, cloud_fake):
     server = ProxyServer(make_config(local_fake.url, cloud_fake.url))
     try:
-        breaker = server.router.pool["local"].endpoints[0].breaker
+        breaker = server.state.pool["local"].endpoints[0].breaker
         for status in (500, 503, 408):
             # One failed request at a time: a successful local request in between
             # clears the count, so the breaker never opens (failing requests in a row
             # would open it, and then only a successful trial request closes it again).
             ok = server.post("/v1/chat/completions", json={"model": "local", "messages": USER})
-            assert served_by(ok) == "local" and breaker.failures == 0 and server.router.pool["local"].up
+            assert served_by(ok) == "local" and breaker.failures == 0 and server.state.pool["local"].up
             fake_config(local_fake, fail_status=status, fail_count=1)
             response = server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})
             assert response.status_code == 200 and served_by(response) == "cloud"
-            assert server.router.recorder.rows[-1].fallback_reason == f"http_{status}"
+            assert server.state.recorder.rows[-1].fallback_reason == f"http_{status}"
         # A client error is the client's: no fallback, the upstream's answer.
         ok = server.post("/v1/chat/completions", json={"model": "local", "messages": USER})
-        assert served_by(ok) == "local" and breaker.failures == 0 and server.router.pool["local"].up
+        assert served_by(ok) == "local" and breaker.failures == 0 and server.state.pool["local"].up
         fake_config(local_fake, fail_status=400, fail_count=1)
         response = server.post("/v1/chat/completions", json={"model": "auto", "messages": USER})
         assert response.status_code == 400 and served_by(response) == "local"
@@ -216,7 +216,7 @@ def test_no_first_byte_in_time_moves_a_stream(local_fake, cloud_fake):
         text = "".join(ch.choices[0].delta.content or "" for ch in raw.parse() if ch.choices)
         assert text and raw.headers["x-offload-route"] == "cloud"
         # A stream's row is recorded as its generator closes, just after [DONE] went out.
-        rows = server.router.recorder.rows
+        rows = server.state.recorder.rows
         assert wait_until(lambda: rows and rows[-1].fallback_reason == "first_byte_timeout")
         assert wait_until(lambda: fake_state(local_fake)["active"] == 0)  # the slow attempt was cancelled
     finally:
@@ -242,7 +242,7 @@ def test_full_box_spills_the_surplus_to_the_cloud(local_fake, cloud_fake):
         routes = [served_by(r) for r in responses]
         assert routes.count("local") == 4 and routes.count("cloud") == 8
         assert all(r.status_code == 200 for r in responses)
-        spilled = [row for row in server.router.recorder.rows if row.backend == "cloud"]
+        spilled = [row for row in server.state.recorder.rows if row.backend == "cloud"]
         assert {row.fallback_reason for row in spilled} == {"capacity"}
         assert 'offload_capacity_spills_total{backend="local"} 8.0' in server.get("/metrics").text
     finally:
@@ -255,7 +255,7 @@ def test_full_box_queues_then_proceeds(local_fake, cloud_fake):
         fake_config(local_fake, first_byte_delay=0.5)
         responses = asyncio.run(fire(server.base_url + "/chat/completions", 12))
         assert [served_by(r) for r in responses] == ["local"] * 12
-        assert max(row.latency_ms for row in server.router.recorder.rows) > 2 * 500  # some waited for a slot
+        assert max(row.latency_ms for row in server.state.recorder.rows) > 2 * 500  # some waited for a slot
     finally:
         server.stop()
 
@@ -329,8 +329,8 @@ def test_disconnect_mid_stream_frees_the_slot_before_the_next_token(proxy, local
     assert wait_until(lambda: fake_state(local_fake)["active"] == 0, timeout=1.9)
     assert time.monotonic() - closed < 1.0
     assert fake_state(local_fake)["cancelled"] == 1
-    assert wait_until(lambda: proxy.router.pool["local"].in_flight == 0)
-    rows = proxy.router.recorder.rows
+    assert wait_until(lambda: proxy.state.pool["local"].in_flight == 0)
+    rows = proxy.state.recorder.rows
     assert wait_until(lambda: rows and rows[-1].status == 499)
-    row = proxy.router.recorder.rows[-1]
+    row = proxy.state.recorder.rows[-1]
     assert row.tokens_estimated and row.error_type == "client_disconnected"

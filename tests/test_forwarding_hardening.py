@@ -44,8 +44,8 @@ def test_a_key_restricted_to_local_never_falls_back_to_the_cloud(local_fake, clo
         also = chat(proxy, model="local")
         assert also.status_code in (502, 503)
         assert fake_state(cloud_fake)["received"] == []  # no paid backend it may not use
-        wait_until(lambda: len(proxy.router.recorder.rows) == 2)
-        assert all(r.backend is None and r.route is None for r in proxy.router.recorder.rows)
+        wait_until(lambda: len(proxy.state.recorder.rows) == 2)
+        assert all(r.backend is None and r.route is None for r in proxy.state.recorder.rows)
     finally:
         proxy.stop()
 
@@ -53,7 +53,7 @@ def test_a_key_restricted_to_local_never_falls_back_to_the_cloud(local_fake, clo
 def test_a_restricted_key_is_not_spilled_to_the_cloud_at_capacity(local_fake, cloud_fake):
     proxy = restricted_proxy(local_fake, cloud_fake)
     try:
-        backend = proxy.router.pool.backends["local"]
+        backend = proxy.state.pool.backends["local"]
         backend.endpoints[0].in_flight = backend.config.max_concurrency  # the box is full
         full = chat(proxy)
         assert full.status_code == 503 and "capacity" in full.json()["error"]["message"]
@@ -77,8 +77,8 @@ def test_the_first_byte_deadline_covers_response_headers(local_fake, cloud_fake)
         )
         assert response.status_code == 200
         assert (response.headers["x-offload-route"], response.headers["x-offload-fallback"]) == ("cloud", "1")
-        wait_until(lambda: len(proxy.router.recorder.rows) == 1)
-        assert proxy.router.recorder.rows[0].fallback_reason == "first_byte_timeout"
+        wait_until(lambda: len(proxy.state.recorder.rows) == 1)
+        assert proxy.state.recorder.rows[0].fallback_reason == "first_byte_timeout"
     finally:
         proxy.stop()
 
@@ -116,7 +116,7 @@ def test_a_huge_non_streamed_answer_is_a_clear_502_and_the_server_keeps_serving(
         assert (
             proxy.post("/v1/chat/completions", json={"model": "local", "messages": USER}).status_code == 200
         )
-        assert proxy.router.pool.backends["local"].up  # an oversized answer is not a dead box
+        assert proxy.state.pool.backends["local"].up  # an oversized answer is not a dead box
     finally:
         proxy.stop()
 
@@ -155,7 +155,7 @@ def test_running_out_of_descriptors_never_opens_a_backends_breaker(local_fake, c
                     os.close(fd)
                 resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
             assert 503 in statuses and set(statuses) <= {503, 200}, statuses  # never a 502 blaming the cloud
-            cloud = proxy.router.pool.backends["cloud"]
+            cloud = proxy.state.pool.backends["cloud"]
             assert cloud.up and cloud.endpoints[0].breaker.failures == 0
             ok = client.post("/v1/chat/completions", json={"model": "cloud", "messages": USER})
             assert ok.status_code == 200 and ok.headers["x-offload-route"] == "cloud"

@@ -66,7 +66,7 @@ from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, make
 
 CLIENT_KEY = "sk-offload-frameworks-0123456789"
 ANTHROPIC_KEY = "sk-ant-cloud-secret-0123456789"
-CLAUDE_MODEL = "claude-sonnet-4-5"
+CLAUDE_MODEL = "claude-sonnet-4-6"
 CODING = "Write a Python function that parses ISO 8601 dates and add a unit test for it."
 MATHS = "Evaluate the integral of x^3 * e^(-x^2) from 0 to infinity and give the exact value."
 INSTRUCTIONS = "You are a careful software engineer."
@@ -178,7 +178,7 @@ def upstream_usage(fake: RunningFake) -> list[tuple[str, int, int]]:
 
 def settled_rows(proxy: ProxyServer, fakes: dict[str, RunningFake], expected: list[tuple[Any, ...]]) -> Any:
     """Wait for one row per turn, check route and tokens against the fakes, return the rows."""
-    rows = proxy.router.recorder.rows
+    rows = proxy.state.recorder.rows
     wait_until(lambda: len(rows) >= len(expected))
     assert [(r.api, r.backend, r.reason, r.stream) for r in rows] == expected
     assert all(r.status == 200 and r.error_type is None and not r.tokens_estimated for r in rows)
@@ -641,4 +641,4 @@ def test_anthropic_sdk_with_either_auth_header(messages_server, fakes, claude_fa
         for received in fake_state(fake)["received"]:
             assert CLIENT_KEY not in json.dumps(received["headers"])
     # The refused call left no row, and (checked with the rows above) reached no upstream.
-    assert len(messages_server.router.recorder.rows) == 4
+    assert len(messages_server.state.recorder.rows) == 4

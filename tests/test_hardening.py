@@ -731,7 +731,7 @@ def test_tokens_per_minute_refuses_once_the_budget_is_used(keyed, local_fake):
     with httpx.stream("POST", keyed.base_url + "/chat/completions", json=body, headers=thrifty) as first:
         assert first.status_code == 200
         assert first.read().endswith(b"data: [DONE]\n\n")
-    assert wait_until(lambda: keyed.router.limits._windows["thrifty"].token_sum >= 20)
+    assert wait_until(lambda: keyed.state.limits._windows["thrifty"].token_sum >= 20)
     refused = keyed.post(CHAT, content=GOOD, headers=thrifty)
     assert assert_openai_error(refused, 429)["param"] == "tokens"
     assert int(refused.headers["retry-after"]) >= 1

@@ -124,7 +124,7 @@ async def test_200_concurrent_requests_stay_within_the_budget(local_fake, cloud_
         await asyncio.to_thread(server.stop)
     statuses = [r.status_code for r in responses]
     assert set(statuses) <= {200, 429}, statuses
-    rows = [r for r in server.app.state.router.recorder.rows if r.status == 200]
+    rows = [r for r in server.app.state.proxy.recorder.rows if r.status == 200]
     spent = [r.prompt_tokens + r.completion_tokens for r in rows]
     assert len(rows) == statuses.count(200) >= 2  # concurrency, not one request at a time
     assert sum(spent) <= BUDGET + max(spent), f"{sum(spent)} tokens spent on a {BUDGET}-token budget"

@@ -283,7 +283,7 @@ def test_team_rules_decide_before_the_classifier(model):
         "messages": [{"role": "system", "content": "You are Claude Code."}, *USER_MATH],
     }
     assert decide(p, claude).reason == "rule:haiku"
-    assert decide(p, {**claude, "model": "claude-sonnet-4-5"}).reason == "classifier"
+    assert decide(p, {**claude, "model": "claude-sonnet-4-6"}).reason == "classifier"
 
 
 USER_MATH = [{"role": "user", "content": "Prove that the square root of 2 is irrational."}]
@@ -325,7 +325,7 @@ def test_responses_and_messages_are_decided_like_chat(model):
         "input": [{"role": "user", "content": MATH_TASK}],
     }
     messages = {
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "max_tokens": 100,
         "system": [{"type": "text", "text": CODING_AGENT}],
         "messages": [{"role": "user", "content": [{"type": "text", "text": MATH_TASK}]}],
@@ -398,3 +398,22 @@ def test_tool_loops_and_media_in_responses_and_messages(model):
         ]
     }
     assert p.decide(picture, {}, 300, RESPONSES).reason == "media"
+
+
+def test_malformed_part_and_item_types_do_not_raise(model):
+    """A client's list where a part's or item's ``type`` string belongs is decided on and
+    adapted (the backend refuses it), never a 500: the type sets are hashed, a list is not."""
+    from router.backends import Backend
+    from router.dialects import MESSAGES, RESPONSES
+
+    config = make_config(LOCAL, CLOUD)
+    vllm = Backend("local", config.backends["local"], config.health)
+    p = policy(model)
+    odd = {"type": ["image_url"], "text": "fix the failing test"}
+    assert decide(p, {"model": "auto", "messages": [{"role": "user", "content": [odd]}]}).route == "local"
+    responses = {"model": "auto", "input": [{"type": ["message"], "role": "user", "content": "fix it"}]}
+    assert p.decide(responses, {}, 100, RESPONSES).route == "local"
+    assert orjson.loads(RESPONSES.adapt(responses, vllm, None).payload)["input"] == responses["input"]
+    messages = {"model": "auto", "max_tokens": 10, "messages": [{"role": "user", "content": [odd]}]}
+    assert p.decide(messages, {}, 100, MESSAGES).route == "local"
+    assert orjson.loads(MESSAGES.adapt(messages, vllm, None).payload)["messages"] == messages["messages"]

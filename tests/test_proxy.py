@@ -47,9 +47,9 @@ def test_stream_without_include_usage_hides_the_usage_chunk(proxy, local_fake):
     # …but the proxy did ask the upstream for it, and counted the tokens.
     assert last_body(local_fake)["stream_options"] == {"include_usage": True}
     assert wait_until(
-        lambda: proxy.router.recorder.rows and proxy.router.recorder.rows[-1].completion_tokens == 9
+        lambda: proxy.state.recorder.rows and proxy.state.recorder.rows[-1].completion_tokens == 9
     )
-    assert proxy.router.recorder.rows[-1].tokens_estimated is False
+    assert proxy.state.recorder.rows[-1].tokens_estimated is False
 
 
 def test_stream_with_include_usage_keeps_it(proxy):
@@ -225,7 +225,7 @@ def test_dead_local_falls_back_to_cloud(cloud_fake):
         raw = client(server).chat.completions.with_raw_response.create(model="auto", messages=USER)
         assert raw.headers["x-offload-route"] == "cloud"
         assert raw.headers["x-offload-fallback"] == "1"
-        row = server.router.recorder.rows[-1]
+        row = server.state.recorder.rows[-1]
         assert row.fallback and row.fallback_reason in ("connect_error", "backend_down")
     finally:
         server.stop()
@@ -359,7 +359,7 @@ def test_client_disconnect_cancels_the_upstream(proxy, local_fake):
         assert wait_until(lambda: fake_state(local_fake)["active"] == 0, timeout=2)
         assert time.monotonic() - t < 1.0
     assert fake_state(local_fake)["cancelled"] == 2
-    assert wait_until(lambda: proxy.router.pool["local"].in_flight == 0)
+    assert wait_until(lambda: proxy.state.pool["local"].in_flight == 0)
 
 
 def test_health_endpoints(proxy):

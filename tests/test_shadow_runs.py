@@ -159,7 +159,7 @@ def test_shadow_pairs_are_stored_judged_and_compared(tmp_path: Path, db_url: str
         responses.append(chat(proxy, CODING))  # local work: nothing to shadow
         assert [r.headers["x-offload-route"] for r in responses] == ["cloud"] * 4 + ["local"]
         assert all(r.json()["choices"][0]["message"]["content"] == "".join(answer) for r in responses[:4])
-        assert wait_until(lambda: proxy.router.recorder.rows_written >= 9, timeout=15)
+        assert wait_until(lambda: proxy.state.recorder.rows_written >= 9, timeout=15)
     finally:
         proxy.stop()
     copies = [
@@ -189,7 +189,7 @@ def test_shadow_pairs_are_stored_judged_and_compared(tmp_path: Path, db_url: str
 
 
 def _peak_in_flight(proxy: ProxyServer, stop: threading.Event, peak: list[int]) -> None:
-    backend = proxy.router.pool.backends["local"]
+    backend = proxy.state.pool.backends["local"]
     while not stop.is_set():
         peak[0] = max(peak[0], backend.in_flight)
         time.sleep(0.002)
@@ -212,7 +212,7 @@ def test_shadow_work_yields_to_real_traffic_and_never_overfills_the_box(local_fa
                 maths = await asyncio.gather(*(client.post("/chat/completions", json=body) for _ in range(3)))
                 assert all(r.headers["x-offload-route"] == "cloud" for r in maths)
                 await asyncio.sleep(0.2)
-                shadows = proxy.router.pool.backends["local"].server.shadows
+                shadows = proxy.state.pool.backends["local"].server.shadows
                 assert len([t for t in shadows if not t.done()]) == 3  # 4 slots, 1 kept free: 3 copies
                 real = {"model": "local", "messages": [{"role": "user", "content": CODING}]}
                 return await asyncio.gather(*(client.post("/chat/completions", json=real) for _ in range(4)))
@@ -222,9 +222,9 @@ def test_shadow_work_yields_to_real_traffic_and_never_overfills_the_box(local_fa
         assert [(r.headers["x-offload-route"], r.headers["x-offload-fallback"]) for r in served] == [
             ("local", "0")
         ] * 4
-        assert wait_until(lambda: proxy.router.pool.backends["local"].in_flight == 0, timeout=10)
+        assert wait_until(lambda: proxy.state.pool.backends["local"].in_flight == 0, timeout=10)
         assert peak[0] <= 4
-        shadow_rows = [r for r in proxy.router.recorder.rows if r.shadow_of is not None]
+        shadow_rows = [r for r in proxy.state.recorder.rows if r.shadow_of is not None]
         assert [r.error_type for r in shadow_rows].count("shadow_yielded") == 3
         assert all(r.client is None and r.arm == "local-thinking" for r in shadow_rows)
         metrics = proxy.get("/metrics").text
@@ -246,11 +246,11 @@ def test_shadow_runs_switch_off_at_once_and_respect_restricted_keys(local_fake, 
         admin = {"Authorization": "Bearer sk-admin-0123456789"}
         assert chat(proxy, MATHS, **admin).headers["x-offload-route"] == "cloud"
         assert wait_until(
-            lambda: any(not t.done() for t in proxy.router.pool.backends["local"].server.shadows)
+            lambda: any(not t.done() for t in proxy.state.pool.backends["local"].server.shadows)
         )
         off = proxy.post("/offload/state", json={"shadow_runs": False}, headers=admin)
         assert off.status_code == 200 and off.json() == {"shadow_runs": {"enabled": False}}
-        assert wait_until(lambda: proxy.router.pool.backends["local"].in_flight == 0, timeout=5)  # cancelled
+        assert wait_until(lambda: proxy.state.pool.backends["local"].in_flight == 0, timeout=5)  # cancelled
         chat(proxy, MATHS, **admin)
         assert proxy.get("/offload/state", headers=admin).json()["shadow_runs"] == {"enabled": False}
         assert proxy.post("/offload/state", json={"shadow_runs": "no"}, headers=admin).status_code == 400
@@ -259,7 +259,7 @@ def test_shadow_runs_switch_off_at_once_and_respect_restricted_keys(local_fake, 
         proxy.post("/offload/state", json={"shadow_runs": True}, headers=admin)
         chat(proxy, MATHS, **finance)  # a key kept to the cloud is never shadowed on the box
         time.sleep(0.3)
-        rows = proxy.router.recorder.rows
+        rows = proxy.state.recorder.rows
         assert [r.error_type for r in rows if r.shadow_of is not None] == ["shadow_yielded"]
         assert not any(r.shadow_of == rows[-1].request_id for r in rows)
     finally:

@@ -107,7 +107,7 @@ def test_export_label_train_eval_switch(
             text = ZORBLY[i % len(ZORBLY)].format(team)
             if i % 2:  # the same traffic from Claude Code's API: exported in the view the policy reads
                 anthropic.Anthropic(base_url=proxy.url, api_key="x", max_retries=0).messages.create(
-                    model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": text}]
+                    model="claude-sonnet-4-6", max_tokens=64, messages=[{"role": "user", "content": text}]
                 )
             else:
                 httpx.post(

@@ -122,7 +122,7 @@ async def test_database_outage_under_traffic_loses_no_row(pg_url, tmp_path, loca
             for _ in range(4):
                 await burst(50)
                 await asyncio.sleep(0.1)
-            assert await asyncio.to_thread(wait_until, lambda: server.router.recorder.rows_spooled > 0, 30)
+            assert await asyncio.to_thread(wait_until, lambda: server.state.recorder.rows_spooled > 0, 30)
             await tcp.start()  # and comes back
             await burst(50)
             # While the proxy runs on, the spool is replayed: every request has its row.

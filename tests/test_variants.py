@@ -90,7 +90,7 @@ def test_variants_share_one_count_of_slots(local_fake, cloud_fake):
                     for _ in range(2)
                 ]
                 await asyncio.sleep(0.5)  # both hold a slot on the box now
-                pool = proxy.router.pool
+                pool = proxy.state.pool
                 assert pool.backends["local"].in_flight == pool.backends["local-thinking"].in_flight == 2
                 variant = await client.post(
                     "/chat/completions", json={"model": "local-thinking", "messages": USER}
@@ -109,6 +109,6 @@ def test_variants_share_one_count_of_slots(local_fake, cloud_fake):
             sent["chat_template_kwargs"]["enable_thinking"] is True
             and sent["model"] == proxy.config.backends["local"].model
         )
-        assert proxy.router.pool.backends["local"].in_flight == 0
+        assert proxy.state.pool.backends["local"].in_flight == 0
     finally:
         proxy.stop()

@@ -1,6 +1,6 @@
 """Generate the labelled training corpus ``train.jsonl`` by composing templates.
 
-    python -m classifier.data.generate [--n-per-intent 700] [--seed 7] [--out PATH]
+    python -m classifier.data.generate [--n-per-intent 2000] [--seed 7] [--out PATH]
 
 Every example is one OpenAI request body plus its intent and a ``source``. A source is a
 *traffic family*: it fixes the conversation style (system prompt, conversation shape, tools,
@@ -60,8 +60,8 @@ from classifier.data.templates_ask import ASK_TEMPLATES, MULTI_REDIRECTS, REDIRE
 from classifier.data.templates_en import TEMPLATES_BY_INTENT
 from classifier.data.templates_multi import MULTI, TEMPLATE_LANG
 from classifier.data.wrappers import fim, wrap
+from classifier.model import INTENTS
 
-INTENTS = ("coding", "tools", "instruction", "math", "reasoning", "writing")
 # Half the requests are wrapped in a real agent's format (wrappers.py), whatever their intent.
 WRAP_RATE = 0.5
 WRAPPER_WEIGHTS = {
@@ -261,7 +261,7 @@ def generate(n_per_intent: int, seed: int) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-per-intent", type=int, default=700)
+    ap.add_argument("--n-per-intent", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=str(Path(__file__).parent / "train.jsonl"))
     args = ap.parse_args(argv)

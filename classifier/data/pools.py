@@ -354,6 +354,25 @@ for _name, _tools in {
         ),
         _tool("describe_stats", "Mean, median and standard deviation of a list of numbers", values="array"),
     ],
+    # A shell-like file system (round 3): file-system assistants offer a tool per command, a
+    # long list like a coding agent's, and their asks are file operations in everyday words
+    # ("put a copy of the notes in archives"), which must not read as writing or reasoning.
+    "files": [
+        _tool("cd", "Change the current working directory", folder="string"),
+        _tool("ls", "List the contents of the current directory", show_hidden="boolean"),
+        _tool("mkdir", "Create a new directory", dir_name="string"),
+        _tool("touch", "Create a new empty file in the current directory", file_name="string"),
+        _tool("mv", "Move or rename a file or directory", source="string", destination="string"),
+        _tool("cp", "Copy a file or directory to another location", source="string", destination="string"),
+        _tool("rm", "Remove a file or directory", file_name="string"),
+        _tool("find", "Find files or directories whose name matches", path="string", pattern="string"),
+        _tool("grep", "Search a file for lines matching a pattern", file_name="string", pattern="string"),
+        _tool("cat", "Display the contents of a file", file_name="string"),
+        _tool("echo", "Write content to a file or display it", content="string", file_name="string"),
+        _tool("wc", "Count lines, words or characters of a file", file_name="string", mode="string"),
+        _tool("sort", "Sort the lines of a file", file_name="string"),
+        _tool("du", "Disk usage of the current directory", human_readable="boolean"),
+    ],
     "booking": [
         _tool(
             "book_table",

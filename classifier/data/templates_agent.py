@@ -305,6 +305,20 @@ FILE_OPS = [
     lambda r: (
         f"delete the {r.p(['empty directories', 'build artifacts', '.pyc files', 'node_modules folders'])} under {r.p(['src/', 'the repo', 'packages/'])}"
     ),
+    # Round 3: file operations in everyday words, around documents whose names speak of
+    # writing, maths or analysis; the work is still moving files around.
+    lambda r: (
+        f"{r.p(['I am wrapping up the release notes work', 'before I start on the proof write-up', 'for the analysis I am doing later'])}, can you put a copy of {r.p(PROSE_PATHS + DOC_PATHS)} in {r.p(['archive/', 'docs/old/', 'a new folder called backup'])}"
+    ),
+    lambda r: (
+        f"rename {r.p(DOC_PATHS)} to something with today's date in it and move it under {r.p(['docs/archive/', 'old/', 'notes/done/'])}"
+    ),
+    lambda r: (
+        f"which files in {r.p(['docs/', 'notes/', 'the repo', 'content/'])} mention {r.p(['the pricing essay', 'the theorem', 'the marketing plan', 'the Q3 analysis'])}? just the paths"
+    ),
+    lambda r: (
+        f"make a folder {r.p(['drafts/', 'writing/', 'analysis/'])} and move all the .md files from the root into it, then show me the tree"
+    ),
 ]
 TOOLS_AGENT: list[AskTpl] = [
     lambda r: (lambda c: f"{c[0]} and tell me {c[1]}")(r.p(COMMANDS)),

@@ -125,6 +125,95 @@ CODING: list[Tpl] = [
     ),
 ]
 
+FS_DOCS = [
+    "quarterly_summary.docx",
+    "essay_v2.txt",
+    "proof_sketch.md",
+    "story_draft.txt",
+    "market_analysis.csv",
+    "poems.txt",
+    "meeting_notes.txt",
+    "budget_2026.xlsx",
+    "thesis_outline.md",
+    "press_kit.pdf",
+    "ideas.txt",
+    "results_final.csv",
+]
+FS_FOLDERS = [
+    "documents",
+    "archive",
+    "projects/alpha",
+    "research",
+    "drafts",
+    "shared",
+    "tmp",
+    "reports/2026",
+    "workspace",
+    "notes",
+]
+FS_PREAMBLES = [
+    "I'm wrapping up my notes for the day.",
+    "We're kicking off the quarterly analysis next week.",
+    "I'm about to start drafting the launch story.",
+    "Our probability homework is due Monday and I'm getting organised.",
+    "I've been weighing the pros and cons of how our folders are set up.",
+    "Big day: the essay competition closes tonight.",
+    "",
+    "Quick housekeeping task.",
+]
+
+
+# File operations asked of a file-system assistant (round 3): everyday words, often with a
+# preamble about notes, reports, drafts or analyses; the ask is still a tool call.
+FS_ASKS: list[Tpl] = [
+    lambda r: (
+        f"{r.p(FS_PREAMBLES)} Please create a file called '{r.p(FS_DOCS)}' in {r.p(FS_FOLDERS)}.",
+        "files",
+    ),
+    lambda r: (
+        f"In the {r.p(FS_FOLDERS)} folder there's '{r.p(FS_DOCS)}'. Move it to {r.p(FS_FOLDERS)} and rename it to '{r.p(FS_DOCS)}'",
+        "files",
+    ),
+    lambda r: (
+        f"where did I put my {r.p(['notes', 'draft', 'analysis', 'essay', 'budget', 'proof'])}? look for any file with '{r.p(['notes', 'draft', 'analysis', 'final', 'v2', 'summary'])}' in its name",
+        "files",
+    ),
+    lambda r: (
+        f"{r.p(['Show me', 'List', 'Could you display', 'Give me a listing of'])} everything in {r.p(FS_FOLDERS)}{r.p([', hidden files too', ' including the hidden ones', '', ' sorted by name'])}",
+        "files",
+    ),
+    lambda r: (
+        f"{r.p(FS_PREAMBLES)} Make a backup of '{r.p(FS_DOCS)}' by copying it into {r.p(FS_FOLDERS)}.",
+        "files",
+    ),
+    lambda r: (f"put the line '{r.p(SENTENCES)}' at the end of {r.p(FS_DOCS)}", "files"),
+    lambda r: (
+        f"how many {r.p(['lines', 'words', 'characters'])} are in '{r.p(FS_DOCS)}'? {r.p(['and sort it alphabetically', '', 'then show me the last few lines'])}",
+        "files",
+    ),
+    lambda r: (
+        f"search {r.p(FS_DOCS)} for every line that mentions '{r.p(['deadline', 'budget', 'theorem', 'customer', 'TODO'])}' and show them to me",
+        "files",
+    ),
+    lambda r: (
+        f"go into {r.p(FS_FOLDERS)}, make a new directory called {r.p(['old', 'keep', 'review', 'final'])} and move every .{r.p(['txt', 'csv', 'md', 'docx'])} file into it",
+        "files",
+    ),
+    lambda r: (
+        f"{r.p(['Clean up:', 'Tidy up please:', ''])} delete '{r.p(FS_DOCS)}' from {r.p(FS_FOLDERS)}, {r.p(['it is an old draft', 'we do not need it anymore', 'it was a duplicate'])}",
+        "files",
+    ),
+    lambda r: (
+        f"{r.p(FS_PREAMBLES)} How much space is {r.p(FS_FOLDERS)} taking up, and which file is the biggest?",
+        "files",
+    ),
+    lambda r: (
+        f"open '{r.p(FS_DOCS)}' and show me what's in it, then copy it to {r.p(FS_FOLDERS)}",
+        "files",
+    ),
+]
+
+
 TOOLS: list[Tpl] = [
     lambda r: (
         f"What's the weather in {r.p(CITIES)} {r.p(['tomorrow', 'this weekend', 'right now', 'on Friday'])}?",
@@ -196,6 +285,9 @@ TOOLS: list[Tpl] = [
     lambda r: ("run the test suite in the sandbox and show me the failures", "fs"),
     lambda r: ("pull yesterday's revenue by country from the warehouse", "sql"),
     lambda r: (f"Email the customer on order {r.n(10000, 99999)} that it shipped", "orders"),
+    # File operations asked of a file-system assistant (round 3): one template per source, each
+    # drawing from two of FS_ASKS, so leave-one-source-out still holds out phrasings.
+    *[(lambda pair: lambda r: r.p(pair)(r))(FS_ASKS[i::6]) for i in range(6)],
     lambda r: (
         r.p(
             [

@@ -24,10 +24,10 @@ from router.console.session import Sessions
 from router.console.views import build
 
 if TYPE_CHECKING:
-    from router.app import Router
+    from router.app import ProxyState
 
 
-def router(state: Router, *, ttl_s: float = 60.0) -> APIRouter:
+def router(state: ProxyState, *, ttl_s: float = 60.0) -> APIRouter:
     """The console's routes for one proxy; ``ttl_s``: how old a month in progress's figures
     may get before a view has them recomputed in the background."""
     return build(Console(state.config, ttl_s=ttl_s), Sessions(state.config.auth, state.keys), state.pool)

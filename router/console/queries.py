@@ -5,9 +5,12 @@ console's worker threads (``router/console/service.py``), never on the event loo
 and each reads only what an index hands it: the newest rows of one client, intent,
 reason or of the fallbacks (migration 0004), one request by its unique id, the
 labels joined to their rows by that id. The month's money comes from
-``router.report.build_report`` itself; :func:`daily` adds its trend by day.
+``router.report.build_report`` itself; :func:`daily` adds its trend by day, from the
+same per-day rollup (``usage_daily``).
 
-"Answered" means what the report means: neither an HTTP error nor an error type.
+"Answered" means what the report means: neither an HTTP error nor an error type. A shadow
+run (router/shadow.py) is not the month's traffic (the rollup leaves it out); the Decisions
+view lists it, marked, rather than add a condition that no index could check.
 """
 
 from __future__ import annotations
@@ -18,37 +21,22 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import ColumnElement
 
-from router.models import Label, labels_table, usage_table
+from router.models import Label, labels_table, usage_daily_table, usage_table
+from router.report import utc_day
 
 u = usage_table.c
+d = usage_daily_table.c
 lb = labels_table.c
 
 PAGE = 50  # decisions per page
 NO_INTENT = "none"  # the intent filter's value for decisions without one (overrides, rules)
 
-_FAILED = (u.status >= 400) | u.error_type.is_not(None)
 # The route the policy chose: in shadow mode every row is served by the shadow backend
 # and the policy's own choice is in shadow_route.
 POLICY_ROUTE = sa.func.coalesce(u.shadow_route, u.decided_route)
 # "= true", not "IS true": PostgreSQL uses ix_usage_fallback_started_at only for the former.
 FELL_BACK = u.fallback == sa.true()
-# A shadow run (router/shadow.py) is a copy of a request answered again in the background:
-# not the month's traffic (the report leaves it out too). The Decisions view lists it, marked,
-# rather than add a condition that no index could check.
-REAL = u.shadow_of.is_(None)
-
-
-def _count_if(condition: ColumnElement[bool]) -> ColumnElement[int]:
-    return sa.func.coalesce(sa.func.sum(sa.case((condition, 1), else_=0)), 0)
-
-
-def _day(conn: Connection) -> ColumnElement[str]:
-    """``YYYY-MM-DD`` of started_at in UTC. SQLite stores naive UTC text (router.accounting)."""
-    if conn.dialect.name == "sqlite":
-        return sa.func.substr(u.started_at, 1, 10)
-    return sa.func.to_char(sa.func.timezone("UTC", u.started_at), "YYYY-MM-DD")
 
 
 # ------------------------------------------------------------------ month
@@ -70,32 +58,35 @@ class Day:
 
 
 def daily(conn: Connection, start: datetime, end: datetime) -> list[Day]:
-    """Each UTC day of ``[start, end)``, with zeros for days without rows: one scan, grouped
-    by day and route."""
-    day = _day(conn)
-    answered = ~_FAILED
+    """Each UTC day of ``[start, end)`` (UTC midnights), with zeros for days without rows:
+    one read of the per-day rollup (``router.models.UsageDaily``), grouped by day and route.
+
+    The rollup counts what the report counts (real traffic, errors as the report's errors),
+    so the days add up to the month's report.
+    """
+    route = sa.func.nullif(d.route, "")
     stmt = (
         sa.select(
-            day.label("day"),
-            u.route,
-            sa.func.count().label("requests"),
-            _count_if(answered).label("answered"),
-            _count_if(FELL_BACK).label("fallbacks"),
+            d.day,
+            route.label("route"),
+            sa.func.sum(d.requests).label("requests"),
+            sa.func.sum(d.requests - d.errors).label("answered"),
+            sa.func.sum(sa.case((d.fallback == sa.true(), d.requests), else_=0)).label("fallbacks"),
         )
-        .where(u.started_at >= start, u.started_at < end, REAL)
-        .group_by(day, u.route)
+        .where(d.day >= utc_day(start), d.day < utc_day(end))
+        .group_by(d.day, route)
     )
-    totals: dict[str, dict[str, int]] = {}
+    totals: dict[date, dict[str, int]] = {}
     for row in conn.execute(stmt):
         t = totals.setdefault(row.day, {"requests": 0, "local": 0, "cloud": 0, "fallbacks": 0})
-        t["requests"] += row.requests
-        t["fallbacks"] += row.fallbacks
+        t["requests"] += int(row.requests)
+        t["fallbacks"] += int(row.fallbacks)
         if row.route in ("local", "cloud"):
-            t[row.route] += row.answered
+            t[row.route] += int(row.answered)
     out = []
-    for d in days_between(start, end):
-        t = totals.get(d.isoformat(), {"requests": 0, "local": 0, "cloud": 0, "fallbacks": 0})
-        out.append(Day(d, t["requests"], t["local"], t["cloud"], t["fallbacks"]))
+    for day in days_between(start, end):
+        t = totals.get(day, {"requests": 0, "local": 0, "cloud": 0, "fallbacks": 0})
+        out.append(Day(day, t["requests"], t["local"], t["cloud"], t["fallbacks"]))
     return out
 
 

@@ -54,7 +54,7 @@ class Whole(NamedTuple):
 
 
 class StreamRelay:
-    """Relays one upstream stream byte for byte, noting usage and its end.
+    """Relays one upstream stream byte for byte (line ends as LF), noting usage and its end.
 
     ``feed`` returns the bytes to send on now (every complete event so far);
     ``finish`` is called when the upstream closed; ``abort`` ends the stream
@@ -73,6 +73,8 @@ class StreamRelay:
 
     def feed(self, data: bytes) -> bytes:
         buf = self._pending + data if self._pending else data
+        if b"\r" in buf:  # a memchr: LF streams (vLLM, OpenAI, Anthropic) pay nothing more
+            buf = lf_line_ends(buf)
         last = buf.rfind(b"\n\n")
         if last < 0:
             self._pending = buf
@@ -96,6 +98,19 @@ class StreamRelay:
     def _complete(self, complete: bytes) -> bytes:
         """Complete events (each ending in a blank line): what to send on."""
         raise NotImplementedError
+
+
+def lf_line_ends(buf: bytes) -> bytes:
+    """CRLF and lone CR line ends as LF: the same SSE stream (the spec allows all three; an
+    upstream built on sse-starlette sends CRLF) in the one form the relays split and parse,
+    which every client reads. A CR at the very end stays CR: it may be the first half of a
+    CRLF that the next chunk completes. (Raw CRs cannot occur inside JSON data.)"""
+    held = buf.endswith(b"\r")
+    buf = buf.replace(b"\r\n", b"\n")
+    if held:
+        buf = buf[:-1]
+    buf = buf.replace(b"\r", b"\n")
+    return buf + b"\r" if held else buf
 
 
 def events_of(complete: bytes) -> list[bytes]:

@@ -167,8 +167,11 @@ def _loads(data: bytes) -> Any:
         return None
 
 
-_DONE = b"data: [DONE]"
-_ERROR = b'data: {"error"'
+# The optional space after "data:" is the SSE spec's: both spellings are the same event.
+_DONE = b"[DONE]"
+_DONE_EVENT = (b"data: [DONE]", b"data:[DONE]")
+_ERROR = b'{"error"'
+_ERROR_EVENT = (b'data: {"error"', b'data:{"error"')
 
 
 class ChatRelay(StreamRelay):
@@ -199,17 +202,18 @@ class ChatRelay(StreamRelay):
             and _DONE not in complete
             and _ERROR not in complete
         ):
-            self.events += complete.count(b"\n\n")
+            # Events, less keep-alive comments (": ..." events): not tokens.
+            self.events += complete.count(b"\n\n") - complete.count(b"\n\n:") - complete.startswith(b":")
             return complete
         return b"".join(self._inspect(event) for event in events_of(complete))
 
     def _inspect(self, event: bytes) -> bytes:
-        if event.startswith(_DONE):
+        if event.startswith(_DONE_EVENT):
             self.done = True
             return event
         if event.startswith(b":"):
             return event  # keep-alive comment
-        if event.startswith(_ERROR):
+        if event.startswith(_ERROR_EVENT):
             self.errored = True
             return event
         self.events += 1
@@ -230,7 +234,8 @@ class ChatRelay(StreamRelay):
         usage = chunk.get("usage") if isinstance(chunk, dict) else None
         if isinstance(usage, dict):
             self.usage = chat_usage(usage)
-            if self.strip_usage_chunk and chunk.get("choices") == []:
-                self.events -= 1
-                return b""
+            if chunk.get("choices") == []:
+                self.events -= 1  # the usage chunk carries no token
+                if self.strip_usage_chunk:
+                    return b""
         return event

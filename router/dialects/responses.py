@@ -200,6 +200,8 @@ def _vllm_accepts(item: Any) -> bool:
     if not isinstance(item, dict):
         return True  # not ours to judge: vLLM answers for it
     kind = item.get("type", "message")
+    if not isinstance(kind, str):
+        return True  # malformed: vLLM answers for it (and a list is not hashable)
     if kind not in _VLLM_ITEMS:
         return False
     # Encrypted reasoning is another provider's state: vLLM cannot read it and refuses it.
@@ -285,6 +287,8 @@ class ResponsesRelay(StreamRelay):
         return complete
 
     def _inspect(self, event: bytes) -> None:
+        if event.startswith(b":"):
+            return  # a keep-alive comment: not a token
         self.events += 1
         at = event.rfind(b'"sequence_number":')
         if at >= 0:
