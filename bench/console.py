@@ -54,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 from overhead import pct, start  # noqa: E402  (bench/ is on the path when run as a script)
 
+from classifier.model import DEFAULT_ROUTES  # noqa: E402
 from router import db  # noqa: E402
 from router.accounting import COLUMNS, insert_rows  # noqa: E402
 from tests.harness import free_port  # noqa: E402
@@ -61,14 +62,7 @@ from tests.harness import free_port  # noqa: E402
 ADMIN_KEY = "sk-bench-admin-0123456789"
 SCHEMA = "offload_console_bench"
 BATCH = 5_000
-INTENT_ROUTE = {
-    "coding": "local",
-    "tools": "local",
-    "instruction": "local",
-    "math": "cloud",
-    "reasoning": "cloud",
-    "writing": "cloud",
-}
+INTENT_ROUTE = DEFAULT_ROUTES
 APIS = (("chat", 40), ("responses", 25), ("messages", 30), ("completions", 3), ("embeddings", 2))
 REASONS = (("classifier", 70), ("tool_loop", 20), ("override_header", 5), ("rule:marketing", 5))
 CLIENTS = [f"team-{i:02d}" for i in range(1, 13)]

@@ -93,6 +93,9 @@ FIM_MARKERS = (
     "Fill in the blank to complete the code block",
     "{{FILL_HERE}}",
 )
+# Zed's inline assistant ("Edit the section ... based on the following prompt:").
+_ZED_PROMPT = ("<prompt>\n", "\n</prompt>")
+_ZED_DOCUMENT = ("<document>\n", "\n</document>")
 # CrewAI's task turn (crewai/translations/en.json): "Current Task: {description}", then the
 # expected output, boilerplate, the context of earlier tasks, and "Begin! ... Thought:".
 _CREW_TASK = "Current Task: "
@@ -241,6 +244,8 @@ def _between(text: str, start: str, end: str) -> tuple[str, str] | None:
 
 
 def _edit_ask(text: str) -> Ask | None:
+    if "<prompt>" in text:  # Zed's inline assistant: the document, then the prompt
+        return _zed_ask(text)
     if "request" not in text[-1200:]:  # the templates state the request near their end
         return None
     for start, end in _EDIT_ASKS:
@@ -248,6 +253,16 @@ def _edit_ask(text: str) -> Ask | None:
         if found is not None:
             return Ask(found[0].strip(), found[1], "edit")
     return None
+
+
+def _zed_ask(text: str) -> Ask | None:
+    """Zed's inline-assist prompt (its content_prompt template): the ask is in ``<prompt>``,
+    the payload is the ``<document>``; the instructions around them are Zed's."""
+    found = _between(text, _ZED_PROMPT[0], _ZED_PROMPT[1])
+    if found is None:
+        return None
+    document = _between(text, _ZED_DOCUMENT[0], _ZED_DOCUMENT[1])
+    return Ask(found[0].strip(), document[0] if document else "", "edit")
 
 
 def _rag_ask(text: str) -> Ask | None:

@@ -137,7 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_LABEL_WEIGHT,
         help="how much one team label counts against one corpus example (default %(default)s)",
     )
-    ap.add_argument("--out", default=str(DEFAULT_OUT), help="where to write the JSON weights")
+    ap.add_argument(
+        "--out",
+        help="where to write the JSON weights (required with --data or --labels; without them the "
+        "packaged weights are rebuilt from the packaged corpus)",
+    )
     ap.add_argument("--C", type=float, default=DEFAULT_C, help="inverse L2 strength")
     ap.add_argument("--min-df", type=int, default=DEFAULT_MIN_DF)
     args = ap.parse_args(argv)
@@ -146,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
         # An installed wheel carries the weights only; the corpus lives in the checkout.
         print(f"no training corpus at {DEFAULT_DATA}: pass --data FILE.jsonl", file=sys.stderr)
         return 2
+    if args.out is None and (args.data or args.labels):
+        # Weights trained on other data must not silently replace the packaged ones.
+        print("pass --out PATH: only the packaged corpus rebuilds the packaged weights", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out is not None else DEFAULT_OUT
     corpus = [e for p in paths for e in load_jsonl(p)]
     labels = [e for p in args.labels for e in load_jsonl(p)]
     examples = corpus + labels
@@ -163,12 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         "min_df": args.min_df,
     }
     raw = export(clf, vec, meta)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_bytes(raw)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(raw)
     model = IntentModel.from_json(raw)
     print(f"trained on {len(examples)} examples {dict(counts)}", file=sys.stderr)
     print(
-        f"wrote {args.out} ({len(raw) / 1e6:.2f} MB, {len(vec.vocabulary_)} features) version={model.version}"
+        f"wrote {out} ({len(raw) / 1e6:.2f} MB, {len(vec.vocabulary_)} features) version={model.version}"
     )
     return 0
 

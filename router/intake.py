@@ -99,7 +99,30 @@ def parse_json_object(raw: bytes, limits: ServerConfig) -> dict[str, Any]:
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
-    """Iterative depth check: a hostile body cannot blow the Python stack."""
+    """Does ``value`` nest deeper than ``limit`` (the body itself is level 1)? Recursive, which
+    is 3-4x faster than an explicit stack (bench/README.md), and safe: it descends at most
+    ``limit`` levels before it answers, and a limit beyond ``_RECURSION_SAFE`` takes the
+    iterative walk, so a hostile body cannot blow the Python stack."""
+    if limit > _RECURSION_SAFE:
+        return _depth_exceeds_iterative(value, limit)
+    return _too_deep(value, limit)
+
+
+_RECURSION_SAFE = 256  # well inside CPython's default recursion limit of 1000
+_CONTAINERS = (dict, list)
+
+
+def _too_deep(node: Any, budget: int) -> bool:
+    """``node`` (a dict or list) needs more than ``budget`` levels."""
+    if budget <= 0:
+        return True
+    for child in node.values() if type(node) is dict else node:
+        if type(child) in _CONTAINERS and _too_deep(child, budget - 1):
+            return True
+    return False
+
+
+def _depth_exceeds_iterative(value: Any, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         node, depth = stack.pop()

@@ -193,13 +193,13 @@ class Policy:
 
     def _decide_by_content(self, view: dict[str, Any], body_size: int) -> Decision:
         messages = view.get("messages")
-        if isinstance(messages, list):
-            if not self._local_media and _has_media(messages):
-                return self._cloud_or_default("media")
-            if _in_tool_loop(view, messages):
-                return self._tool_loop(view, messages)
+        if isinstance(messages, list) and not self._local_media and _has_media(messages):
+            return self._cloud_or_default("media")
+        # Before the tool loop: a turn the local box cannot hold goes to the cloud whatever its task.
         if self._local_context and body_size / _BYTES_PER_TOKEN > self._local_context:
             return self._cloud_or_default("context_overflow")
+        if isinstance(messages, list) and _in_tool_loop(view, messages):
+            return self._tool_loop(view, messages)
         return self._classify(view, "classifier")
 
     def _classify(self, request: dict[str, Any], reason: str) -> Decision:

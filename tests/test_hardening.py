@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.datastructures import Headers
 
 from router.auth import KeyStore
@@ -766,3 +768,29 @@ def test_rate_window_slides():
     limits.admit("k")
     limits.admit(None)  # an open proxy is never limited
     limits.admit("unknown-name")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    max_leaves=40,
+)
+
+
+@given(body=st.dictionaries(st.text(max_size=2), _JSON, max_size=3), limit=st.integers(1, 12))
+@settings(max_examples=300, deadline=None)
+def test_depth_check_agrees_with_the_explicit_walk(body: dict[str, Any], limit: int) -> None:
+    """The recursive depth check (fast, bounded by the limit) answers as the explicit-stack walk."""
+    from router.intake import _depth_exceeds, _depth_exceeds_iterative
+
+    assert _depth_exceeds(body, limit) == _depth_exceeds_iterative(body, limit)
+
+
+def test_depth_check_survives_a_nesting_far_beyond_any_limit() -> None:
+    from router.intake import _RECURSION_SAFE, _depth_exceeds
+
+    hostile: Any = 1
+    for _ in range(100_000):
+        hostile = [hostile]
+    for limit in (1, 64, _RECURSION_SAFE, _RECURSION_SAFE + 1):
+        assert _depth_exceeds({"x": hostile}, limit)

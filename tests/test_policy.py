@@ -74,6 +74,10 @@ def test_prompt_beyond_the_local_context_window_goes_to_the_cloud(model):
     )  # ~1.2 MB > 262,144 tokens
     assert (d.route, d.reason) == ("cloud", "context_overflow")
     assert decide(policy(model), chat("refactor this module\n" + "x = 1\n" * 1000)).reason == "classifier"
+    # A tool-loop turn the box cannot hold goes to the cloud too, whatever its task.
+    loop = tool_loop("fix the failing test in parser.py", "call_1")
+    loop["messages"][-1]["content"] = "x = 1\n" * 200_000
+    assert decide(policy(model), loop).reason == "context_overflow"
 
 
 def tool_loop(task: str, call_id: str) -> dict:

@@ -214,6 +214,26 @@ WRITING_AGENT: list[AskTpl] = [
     lambda r: (
         f"{r.p(LOOK)} {r.p(PROSE_PATHS)} and turn it into a {r.p(['press release', 'customer email', 'LinkedIn post', 'conference talk abstract'])} that people will actually want to read"
     ),
+    # Round 3: prose that lives in the repository (an email template, a doc page, an announcement
+    # file, the product's copy): written for people, in the product's voice, then saved as a file.
+    lambda r: (
+        f"draft the copy for {r.p(['templates/email/renewal.html', 'emails/payment_failed.mjml', 'app/mailers/views/invite.text.erb', 'src/mail/downgrade.hbs'])}: {r.p(TONES)}. greet them, say what changed and what they need to do, sign off from the team"
+    ),
+    lambda r: (
+        f"{r.p(['docs/config.md', 'the scheduler section of the handbook', 'docs/architecture/caching.md', 'the sync chapter of the guide'])} is just a list of options. turn it into an explanation a newcomer can follow: what it is for, how it behaves, the trade-offs, in paragraphs"
+    ),
+    lambda r: (
+        f"the copy in {r.p(['site/index.html', 'src/components/Pricing.vue', 'landing/features.md', 'app/src/main/res/values/strings.xml'])} sounds like a brochure. redo it so it sounds like us ({r.p(TONES)}), same facts"
+    ),
+    lambda r: (
+        f"from CHANGELOG.md, write the announcement in {r.p(['content/announcements/', 'blog/_posts/', 'docs/news/'])} for {r.p(AUDIENCES)}: what changed for them and why it matters, {r.p(TONES)}, about {r.p(['250', '400', '500'])} words"
+    ),
+    lambda r: (
+        f"the top of README.md is a wall of badges. write an opening that tells people why this project exists and who it helps, {r.p(TONES)}, two or three paragraphs"
+    ),
+    lambda r: (
+        f"draft {r.p(['docs/faq.md', 'the help center article for exports', 'docs/getting-started.md', 'the migration guide for v4'])} for {r.p(['non-technical users', 'admins', 'new customers'])}: friendly, concrete, in our voice; a page, with headings"
+    ),
     lambda r: (
         f"write a {r.p(['short story', 'poem', 'limerick sequence', 'fable'])} for the team newsletter about {r.p(['a flaky test that finally passes', 'a 3am page', 'the oldest cron job in the repo', 'a migration that went too well'])}. funny, a little tender"
     ),

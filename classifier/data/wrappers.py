@@ -580,11 +580,40 @@ def continue_chat(r: Rand, ask: str, history: History, loop: bool) -> Body:
     return body
 
 
+# Zed's inline assistant (its content_prompt template), by file type: (language name, content).
+ZED_TYPES = {
+    "py": ("Python", "code"),
+    "ts": ("TypeScript", "code"),
+    "go": ("Go", "code"),
+    "rs": ("Rust", "code"),
+}
+
+
+def _zed_edit(lang: str, code: str, ask: str) -> str:
+    name, kind = ZED_TYPES.get(lang, ("Markdown", "text"))
+    return (
+        f"Here's a file of {name} that I'm going to ask you to make an edit to.\n\n"
+        "The section you'll need to rewrite is marked with <rewrite_this></rewrite_this> tags.\n\n"
+        f"<document>\n<rewrite_this>\n{code}\n</rewrite_this>\n</document>\n\n"
+        f"Edit the section of {kind} in <rewrite_this></rewrite_this> tags based on the following prompt:\n\n"
+        f"<prompt>\n{ask}\n</prompt>\n\n"
+        f"And here's the section to rewrite based on that prompt again for reference:\n\n<rewrite_this>\n{code}\n</rewrite_this>\n\n"
+        f"Only make changes that are necessary to fulfill the prompt, leave everything else as-is. All surrounding {kind} will be preserved.\n\n"
+        f"Start at the indentation level in the original file in the rewritten {kind}. Don't stop until you've rewritten the entire section, "
+        "even if you have no more changes to make, always write out the whole section with no unnecessary elisions.\n\n"
+        "Immediately start with the following format with no remarks:\n\n```\n{{REWRITTEN_CODE}}\n```"
+    )
+
+
 def ide_edit(r: Rand, ask: str, history: History, loop: bool) -> Body:
-    """Continue's edit prompt: the code to rewrite and the user's request."""
+    """An editor's edit prompt: the code to rewrite and the user's request (Continue's two
+    templates, Zed's inline assistant)."""
     path, code = _file(r)
     lang = path.rsplit(".", 1)[-1]
-    if r.random() < 0.5:
+    style = r.random()
+    if style < 0.3:
+        return {"model": "auto", "messages": [{"role": "user", "content": _zed_edit(lang, code, ask)}]}
+    if style < 0.65:
         content = (
             f"The user has requested a section of code in a file to be rewritten.\n\nThis is the prefix of the file:\n```{lang}\n# {path}\n```\n\n"
             f'This is the code to rewrite:\n```{lang}\n{code}\n```\n\nThe user\'s request is: "{ask}"\n\nHere is the rewritten code:'
