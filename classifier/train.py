@@ -176,9 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     out.write_bytes(raw)
     model = IntentModel.from_json(raw)
     print(f"trained on {len(examples)} examples {dict(counts)}", file=sys.stderr)
-    print(
-        f"wrote {out} ({len(raw) / 1e6:.2f} MB, {len(vec.vocabulary_)} features) version={model.version}"
-    )
+    print(f"wrote {out} ({len(raw) / 1e6:.2f} MB, {len(vec.vocabulary_)} features) version={model.version}")
     return 0
 
 
