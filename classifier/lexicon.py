@@ -25,6 +25,7 @@ LEXICONS: dict[str, frozenset[str]] = {
         induction fraction digits dice die coin coins lattice infinity infinite asymptotic minimize maximize minimum
         maximum dx dy ode differential frac calculus algebra arithmetic congruence congruent modular residue
         hypotenuse parabola ellipse tangent chord theorem conjecture diophantine fibonacci factorise factorize
+        derive derives derived derivation derivations analytically analytic asymptotics
         numerically decimals decimal sigma σ ∫ √ ∑ ≡ ≤ ≥ beweise beweis wahrscheinlichkeit gleichung primzahl
         primzahlen berechne integrals ableitung würfel teilbar démontre démontrer démonstration probabilité
         équation intégrale entier entiers dérivée calcule calcula calcular probabilidad ecuación demuestra
@@ -36,7 +37,9 @@ LEXICONS: dict[str, frozenset[str]] = {
         hypothesis hypotheses steelman crux analyze analyse analysis evaluate weigh rigorous rigorously reasoning
         reason dilemma strategy strategic equilibrium scenario scenarios assumption assumptions risks decision
         recommend recommendation pros cons guards prisoners hats nuanced verdict counterexample counterexamples
-        implies follows necessarily sufficient necessary why whether rätsel logik lügt lügen wahrheit begründe
+        implies follows necessarily sufficient necessary why whether argue argues justify justification
+        plausible plausibly judgement judgment critique assess assessment conclude conclusion
+        rätsel logik lügt lügen wahrheit begründe
         abwägen vor nachteile folgen énigme logique conséquences raisonne raisonnement menteur acertijo lógica
         razona razonamiento miente consecuencias ventajas desventajas
         causa causas causales explicación explicaciones analiza analizar porqué ursache ursachen warum analysiere

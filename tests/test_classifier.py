@@ -40,26 +40,28 @@ AGENT_REQUESTS = ROOT / "tests" / "data" / "agent_requests"
 # Route accuracy is measured as the proxy decides (classifier.evaluate.policy_decide_all:
 # Policy.decide with the packaged config, so a tool-loop turn takes its task's decision and a
 # low-confidence guess goes to the route holding more probability).
-# What the packaged weights achieve on the hand-written holdout (see bench/README.md): f15 0.975
-# (117/120).
+# What the packaged weights achieve on the hand-written holdout (see bench/README.md): 0.967
+# (116/120).
 HOLDOUT_ROUTE_ACCURACY_FLOOR = 0.95
-# Below the English-and-European floor on purpose: the f15 weights score 0.896 (43/48) and 0.885
-# (85/96) on these sets (f11, without CJK bigrams or these languages in training: 0.792 and
-# 0.688). A regression guard.
+# Below the English-and-European floor on purpose: the packaged weights score 0.896 (43/48) and
+# 0.896 (86/96) on these sets (f11, without CJK bigrams or these languages in training: 0.792
+# and 0.688). A regression guard.
 MULTILINGUAL_ROUTE_ACCURACY_FLOOR = 0.87
-# Regression guards for the sealed sets, a little under what the f15 weights score as the proxy
-# routes (bench/README.md): English agent traffic v1 0.941 (143/152), v2 0.949 (148/156), v3
-# 0.944 (151/160), v4 0.925 (148/160), v5 0.931 (149/160); pasted material and redirections 0.977
-# (43/44); eight languages 0.942 (226/240); v6, sealed last and scored once, 0.925 (148/160).
+# Regression guards for the sealed sets, a little under what the packaged weights score as the
+# proxy routes (bench/README.md): English agent traffic v1 0.947 (144/152), v2 0.968 (151/156),
+# v3 0.956 (153/160), v4 0.944 (151/160), v5 0.925 (148/160), v6 0.938 (150/160), v7 (sealed
+# last, scored once) 0.944 (151/160); pasted material and redirections 0.977 (43/44); eight
+# languages 0.929 (223/240).
 SEALED_ROUTE_ACCURACY_FLOOR = {
     "agents_en": 0.93,
     "payload_en": 0.95,
-    "languages": 0.92,
-    "agents_en_v2": 0.93,
-    "agents_en_v3": 0.93,
-    "agents_en_v4": 0.91,
+    "languages": 0.91,
+    "agents_en_v2": 0.95,
+    "agents_en_v3": 0.94,
+    "agents_en_v4": 0.93,
     "agents_en_v5": 0.91,
-    "agents_en_v6": 0.91,
+    "agents_en_v6": 0.92,
+    "agents_en_v7": 0.93,
 }
 
 
@@ -139,7 +141,7 @@ def test_sealed_route_accuracy(model: IntentModel, name: str) -> None:
 def test_sealed_sets_cover_formats_and_languages() -> None:
     """Each sealed line says its agent format and language; every language has 30+ requests
     of all six intents."""
-    for name in ("agents_en", "agents_en_v2", "agents_en_v3", "agents_en_v4", "agents_en_v5", "agents_en_v6"):
+    for name in ("agents_en", *(f"agents_en_v{n}" for n in range(2, 8))):
         agents = _load(SEALED / f"{name}.jsonl")
         assert len(agents) >= 150 and {e.intent for e in agents} == set(INTENTS)
         formats = {e.tags["format"] for e in agents}

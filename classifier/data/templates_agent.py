@@ -139,7 +139,54 @@ EVENTS = [
     ("the network partitions", "leader election"),
     ("the queue backs up for an hour", "the billing run"),
 ]
+# Round 4: reasoning about the application's own domain, asked inside the repository: a rule,
+# a schema or a process of the product, questioned on a situation, with no code asked for.
+DOMAIN_CASES = [
+    ("the royalty ledger", "an author disputes a statement two years after it was paid"),
+    ("the booking system", "two guests book the last room within the same second"),
+    ("the gradebook", "a teacher changes the rubric halfway through the term"),
+    ("the inventory sync", "one warehouse stays offline for a whole day"),
+    ("the loyalty points", "a refund arrives after the points were already spent"),
+    ("the shift planner", "a nurse swaps the same shift twice in one week"),
+    ("the tournament bracket", "a team withdraws after the first round"),
+    ("the subscription billing", "a customer downgrades mid-cycle and upgrades again"),
+    ("the vote counting", "two candidates tie for the last seat"),
+    ("the loan tracker", "an object goes straight from one borrower to the next"),
+]
+SYMPTOMS = [
+    "totals that are off by a few cents at month end",
+    "orders that show as shipped twice",
+    "students who disappear from one report but not another",
+    "alarms that fire only on Mondays",
+    "duplicate reminders for the same appointment",
+]
 REASONING_AGENT: list[AskTpl] = [
+    lambda r: (
+        lambda c: (
+            f"before I touch the code: in {c[0]}, what should happen when {c[1]}? walk through the cases and tell me which rule decides each"
+        )
+    )(r.p(DOMAIN_CASES)),
+    lambda r: (
+        lambda c: (
+            f"{r.p(DOC_PATHS)} sketches two ways to model {c[0]}. which copes better when {c[1]}, and what goes wrong in the other? argue it"
+        )
+    )(r.p(DOMAIN_CASES)),
+    lambda r: (
+        lambda c: (
+            f"could {c[1]} leave {c[0]} in an inconsistent state, given how {r.p(PATHS)} orders its writes? reason from the code as it is, don't run it"
+        )
+    )(r.p(DOMAIN_CASES)),
+    lambda r: (
+        f"{r.p(PEOPLE)} wants to {r.p(['keep the current rule', 'switch to the simpler rule', 'let admins decide case by case'])} for {r.p(DOMAIN_CASES)[0]}, I don't. who's right, and what would change your mind?"
+    ),
+    lambda r: (
+        f"we're seeing {r.p(SYMPTOMS)}. rank the plausible causes from most to least likely and say what evidence would tell them apart"
+    ),
+    lambda r: (
+        lambda c: (
+            f"is {c[0]} fair when {c[1]}? think through who loses in the edge cases and give me a verdict, not a patch"
+        )
+    )(r.p(DOMAIN_CASES)),
     lambda r: (
         f"{r.p(LOOK)} {r.p(DOC_PATHS)} and tell me whether the conclusion that {r.p(CLAIMS)} actually follows. reason it through, don't change anything"
     ),
