@@ -49,9 +49,9 @@ HOLDOUT_ROUTE_ACCURACY_FLOOR = 0.95
 MULTILINGUAL_ROUTE_ACCURACY_FLOOR = 0.87
 # Regression guards for the sealed sets, a little under what the packaged weights score as the
 # proxy routes (bench/README.md): English agent traffic v1 0.947 (144/152), v2 0.968 (151/156),
-# v3 0.956 (153/160), v4 0.944 (151/160), v5 0.925 (148/160), v6 0.938 (150/160), v7 (sealed
-# last, scored once) 0.944 (151/160); pasted material and redirections 0.977 (43/44); eight
-# languages 0.929 (223/240).
+# v3 0.956 (153/160), v4 0.944 (151/160), v5 0.925 (148/160), v6 0.938 (150/160); v7 0.944
+# (151/160) and v8 0.919 (147/160), each scored once, blind; pasted material and redirections
+# 0.977 (43/44); eight languages 0.929 (223/240).
 SEALED_ROUTE_ACCURACY_FLOOR = {
     "agents_en": 0.93,
     "payload_en": 0.95,
@@ -62,6 +62,7 @@ SEALED_ROUTE_ACCURACY_FLOOR = {
     "agents_en_v5": 0.91,
     "agents_en_v6": 0.92,
     "agents_en_v7": 0.93,
+    "agents_en_v8": 0.90,
 }
 
 
@@ -141,7 +142,7 @@ def test_sealed_route_accuracy(model: IntentModel, name: str) -> None:
 def test_sealed_sets_cover_formats_and_languages() -> None:
     """Each sealed line says its agent format and language; every language has 30+ requests
     of all six intents."""
-    for name in ("agents_en", *(f"agents_en_v{n}" for n in range(2, 8))):
+    for name in ("agents_en", *(f"agents_en_v{n}" for n in range(2, 9))):
         agents = _load(SEALED / f"{name}.jsonl")
         assert len(agents) >= 150 and {e.intent for e in agents} == set(INTENTS)
         formats = {e.tags["format"] for e in agents}
