@@ -137,6 +137,18 @@ def test_own_resource_errors_are_told_apart_from_the_backends():
 def test_running_out_of_descriptors_never_opens_a_backends_breaker(local_fake, cloud_fake):
     """With the proxy's descriptors exhausted, requests fail with 503 (the proxy's fault),
     the cloud's breaker stays closed, and service resumes the moment descriptors are back."""
+    # Another test's lingering thread may close a descriptor between our taking the free ones
+    # and the proxy's connect: that request then succeeds and its pooled connection serves the
+    # rest. Such a round proves nothing either way, so it is run again on a fresh proxy.
+    for _ in range(3):
+        statuses = _requests_with_descriptors_exhausted(local_fake, cloud_fake)
+        assert set(statuses) <= {503, 200}, statuses  # never a 502 blaming the cloud
+        if 503 in statuses:
+            return
+    raise AssertionError(f"no request met exhausted descriptors in three rounds: {statuses}")
+
+
+def _requests_with_descriptors_exhausted(local_fake, cloud_fake) -> list[int]:
     proxy = ProxyServer(make_config(local_fake.url, cloud_fake.url))  # the cloud is never probed
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     try:
@@ -154,11 +166,11 @@ def test_running_out_of_descriptors_never_opens_a_backends_breaker(local_fake, c
                 for fd in fillers:
                     os.close(fd)
                 resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-            assert 503 in statuses and set(statuses) <= {503, 200}, statuses  # never a 502 blaming the cloud
             cloud = proxy.state.pool.backends["cloud"]
             assert cloud.up and cloud.endpoints[0].breaker.failures == 0
             ok = client.post("/v1/chat/completions", json={"model": "cloud", "messages": USER})
             assert ok.status_code == 200 and ok.headers["x-offload-route"] == "cloud"
+            return statuses
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         proxy.stop()
