@@ -46,7 +46,7 @@ from classifier.ask import (
 from classifier.lexicon import LEXICONS, word_set
 
 # Bump when anything below changes the feature space; weights record it and the loader checks it.
-FEATURE_VERSION = "f15"
+FEATURE_VERSION = "f16"
 
 # Windows (characters). The last user turn decides; context only nudges.
 # 1 KB of the last user turn: every turn in the training corpus (max 747 chars) and holdout
