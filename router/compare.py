@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 import statistics
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
 import sqlalchemy as sa
 
 from router.config import Config, load_config
-from router.db import make_engine
+from router.db import make_engine, sqlite_file_missing
 from router.models import usage_table
 from router.report import cost, month_bounds
 
@@ -173,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         start, end = month_bounds(args.month)
     except ValueError as exc:
         parser.error(str(exc))
-    url = sa.make_url(config.database.url)
-    if config.database.url.startswith("sqlite") and url.database and not Path(url.database).exists():
+    if sqlite_file_missing(config.database.url):
         lines: list[dict[str, Any]] = []
     else:
         lines = summarise(config, pairs(config, start, end, args.intent), cloud_spend(config, start, end))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import errno
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.pool import NullPool
 
 from router.dist import migrations_dir
@@ -35,6 +36,13 @@ class SchemaOutOfDate(RuntimeError):
 
 def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
+
+
+def sqlite_file_missing(url: str) -> bool:
+    """A SQLite database whose file does not exist yet: readers answer "nothing recorded"
+    rather than create an empty file by connecting."""
+    database = make_url(url).database if is_sqlite(url) else None
+    return bool(database) and not Path(str(database)).exists()
 
 
 def make_engine(url: str, *, pooled: bool = True) -> Engine:

@@ -69,6 +69,9 @@ from aiohttp import web
 
 MODES = ("vllm", "cloud", "anthropic")
 
+# The field lists below are written apart from router/dialects on purpose: the fake stands for
+# the real APIs, so a field the proxy forgets to strip fails here as it would upstream, instead
+# of agreeing with the proxy's own list.
 # What OpenAI's chat endpoint accepts (a subset is enough for strictness).
 OPENAI_CHAT_FIELDS = frozenset(
     {

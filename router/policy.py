@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, Protocol
 
 from router.config import Config
 from router.dialects import CHAT, Dialect
+from router.dialects.base import type_of
 from router.errors import ProxyError
 from router.response_ids import ResponseOwners
 from router.rules import Rules
@@ -323,14 +324,9 @@ def _has_media(messages: list[Any]) -> bool:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
             for part in content:
-                if isinstance(part, dict) and _is_media(part.get("type")):
+                if isinstance(part, dict) and type_of(part) in _MEDIA_PARTS:
                     return True
     return False
-
-
-def _is_media(part_type: Any) -> bool:
-    # A part's type comes from the client: a list or dict there must not raise (unhashable).
-    return isinstance(part_type, str) and part_type in _MEDIA_PARTS
 
 
 def _in_tool_loop(view: dict[str, Any], messages: list[Any]) -> bool:

@@ -26,14 +26,13 @@ import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time
-from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Select, func, inspect, make_url, select
+from sqlalchemy import Select, func, inspect, select
 
 from router.config import Config, ConfigError, Price, load_config
-from router.db import SchemaOutOfDate, is_sqlite, make_engine
+from router.db import SchemaOutOfDate, make_engine, sqlite_file_missing
 from router.models import UsageDaily, usage_daily_table, usage_table
 
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
@@ -103,8 +102,7 @@ def _add(into: dict[str, int], row: dict[str, Any]) -> None:
 def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any]]:
     """The month's sums by the dimensions the report needs: one read of the per-day
     rollup (``router.models.UsageDaily``), a few hundred rows, not a month of requests."""
-    url = make_url(config.database.url)
-    if is_sqlite(config.database.url) and url.database and not Path(url.database).exists():
+    if sqlite_file_missing(config.database.url):
         return []  # do not create an empty database file just to report on it
     engine = make_engine(config.database.url, pooled=False)
     try:

@@ -142,6 +142,14 @@ def sse_event(name: str, data: dict[str, Any]) -> bytes:
     return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
 
 
+def type_of(item: dict[str, Any], default: str = "") -> str:
+    """A content part's, block's or input item's ``type`` (``default`` when absent); "" when the
+    client sent something other than a string there: the callers look it up in sets, and a
+    list is not hashable."""
+    kind = item.get("type", default)
+    return kind if isinstance(kind, str) else ""
+
+
 def count(value: Any) -> int:
     """A token count from an upstream's usage: a non-negative int, else 0."""
     return value if isinstance(value, int) and value >= 0 else 0

@@ -39,6 +39,7 @@ from router.dialects.base import (
     event_name,
     events_of,
     sse_event,
+    type_of,
     upstream_model,
 )
 from router.errors import ANTHROPIC
@@ -201,7 +202,7 @@ def _for_vllm(out: dict[str, Any]) -> None:
     if isinstance(tools, list) and not all(_client_tool(t) for t in tools):
         out["tools"] = [t for t in tools if _client_tool(t)]  # server tools: a 400 on vLLM
     _filter_blocks(
-        out, lambda block: _block_type(block) in _VLLM_REFUSED_BLOCKS or _foreign_thinking(block, True)
+        out, lambda block: type_of(block) in _VLLM_REFUSED_BLOCKS or _foreign_thinking(block, True)
     )
 
 
@@ -214,19 +215,13 @@ def _for_anthropic(out: dict[str, Any]) -> None:
     _filter_blocks(out, lambda block: _foreign_thinking(block, False))
 
 
-def _block_type(block: dict[str, Any]) -> str:
-    """The block's type, "" when it is not a string (a client's list there must not raise)."""
-    kind = block.get("type")
-    return kind if isinstance(kind, str) else ""
-
-
 def _client_tool(tool: Any) -> bool:
     return not isinstance(tool, dict) or "input_schema" in tool
 
 
 def _foreign_thinking(block: dict[str, Any], to_vllm: bool) -> bool:
     """A thinking block that the target did not sign."""
-    if _block_type(block) not in _THINKING_BLOCKS:
+    if type_of(block) not in _THINKING_BLOCKS:
         return False
     signature = block.get("signature")
     made_by_vllm = isinstance(signature, str) and _UUID.match(signature) is not None

@@ -35,6 +35,7 @@ from router.dialects.base import (
     event_name,
     events_of,
     sse_event,
+    type_of,
 )
 from router.intake import check_responses
 
@@ -199,9 +200,9 @@ def _for_vllm(out: dict[str, Any]) -> None:
 def _vllm_accepts(item: Any) -> bool:
     if not isinstance(item, dict):
         return True  # not ours to judge: vLLM answers for it
-    kind = item.get("type", "message")
-    if not isinstance(kind, str):
-        return True  # malformed: vLLM answers for it (and a list is not hashable)
+    kind = type_of(item, "message")
+    if not kind:
+        return True  # malformed: vLLM answers for it
     if kind not in _VLLM_ITEMS:
         return False
     # Encrypted reasoning is another provider's state: vLLM cannot read it and refuses it.
