@@ -64,8 +64,17 @@ _ANY_TAG = re.compile(
     r"REPO_CONTEXT|RUNTIME_INFORMATION|REPOSITORY_INFO|REPOSITORY_INSTRUCTIONS|CONVERSATION_INSTRUCTIONS|"
     r"INSTRUCTIONS|task|feedback|user_message)>"
 )
-# A Cline/Roo user turn that only carries a tool's result: "[read_file for 'x'] Result:".
-_CLINE_RESULT = re.compile(r"\[[\w-]+(?: for '[^'\n]{0,200}')?\] Result:")
+# A Cline/Roo user turn that only carries a tool's result: "[read_file for 'x'] Result:" (the
+# quoted argument may itself hold quotes: "[execute_command for 'grep -E 'a|b' x'] Result:"), or
+# newer Cline's "<function_results>" block.
+_CLINE_RESULT = re.compile(r"\[[\w-]+(?: for '[^\n]{0,300}?')?\] Result:")
+_FUNCTION_RESULTS = "<function_results>"
+# Cline and Roo put what the user typed mid-task inside these tags; the text around them is the
+# agent's own ("The user has provided feedback on the results. Consider their input ...",
+# "[TASK RESUMPTION] This task was interrupted ...").
+_USER_WORDS = re.compile(r"<(feedback|user_message)>(.*?)</\1>", re.S)
+# A task resumption without new words from the user: the task is the earlier turn.
+_RESUMPTION = "[TASK RESUMPTION]"
 # IDE edit prompts (Continue's templates) state the ask between fixed phrases; the code around
 # it is payload.
 _EDIT_ASKS = (
@@ -211,10 +220,16 @@ def is_wrapper(text: str) -> bool:
     return text[:160].lstrip().startswith(WRAPPER_STARTS)
 
 
-def strip_wrappers(text: str) -> str:
+def has_tags(text: str) -> bool:
+    """Whether ``text`` holds a tag this module removes or unwraps."""
+    return "<" in text and _ANY_TAG.search(text) is not None
+
+
+def strip_wrappers(text: str, tagged: bool | None = None) -> str:
     """The text without embedded wrapper blocks, unwrapped ``<task>``, and aider's trailing rules.
-    Each step is gated by a one-character ``in`` (memchr) or a literal-prefixed regex."""
-    if "<" in text and _ANY_TAG.search(text) is not None:
+    Each step is gated by a one-character ``in`` (memchr) or a literal-prefixed regex; ``tagged``
+    is :func:`has_tags` of ``text`` when the caller knows it."""
+    if has_tags(text) if tagged is None else tagged:
         text = _UNWRAP_TAGS.sub("", _WRAPPER_BLOCK.sub("", text))
     if "#" in text:
         found = _TRAILING_HASH.search(text)
@@ -368,14 +383,32 @@ def _cut(text: str, marker: str) -> str:
 
 
 def is_tool_result(text: str) -> bool:
-    """A Cline/Roo user part that only carries a tool's result."""
-    return text.startswith("[") and _CLINE_RESULT.match(text) is not None
+    """A Cline/Roo user part that only carries a tool's result (or its header: Cline sends the
+    output as the parts after it)."""
+    if text.startswith("["):
+        return _CLINE_RESULT.match(text) is not None
+    return text.startswith(_FUNCTION_RESULTS)
+
+
+def user_words(text: str) -> str | None:
+    """What the user typed inside Cline's and Roo's ``<feedback>`` and ``<user_message>`` tags,
+    or None when the text has none."""
+    if "<feedback>" not in text and "<user_message>" not in text:
+        return None
+    found = [m.group(2).strip() for m in _USER_WORDS.finditer(text)]
+    return "\n\n".join(w for w in found if w) or None
 
 
 def find_ask(text: str) -> Ask:
     """The ask and the payload of one user turn's (windowed) text, wrappers removed. Code
     fences are payload; the rest of the search reads only the text outside them."""
-    text = strip_wrappers(text)
+    tagged = has_tags(text)
+    words = user_words(text) if tagged else None
+    if words is not None:
+        text, tagged = words, has_tags(words)
+    elif text.startswith(_RESUMPTION):
+        return NO_ASK
+    text = strip_wrappers(text, tagged)
     if not text or is_wrapper(text):
         return NO_ASK
     if is_tool_result(text):

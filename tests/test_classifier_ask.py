@@ -96,6 +96,68 @@ def test_cline_task_environment_and_tool_result_turns() -> None:
     )
 
 
+def test_cline_tool_output_in_parts_of_its_own_is_not_the_ask() -> None:
+    """Cline sends a tool result as a header part followed by the tool's output in parts of its
+    own; a command may hold quotes; its feedback and resumption turns wrap the user's words in
+    its own sentences. The ask stays the user's words, and a turn without them decides by the
+    task (the earlier turn)."""
+    env = {"type": "text", "text": "<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"}
+    task = {
+        "role": "user",
+        "content": [{"type": "text", "text": "<task>\nlist the log files by size\n</task>"}, env],
+    }
+    call = {"role": "assistant", "content": "<read_file>\n<path>notes.txt</path>\n</read_file>"}
+    output = "integral of x^2 from 0 to 1 is 1/3; prove the bound for every n and derive the limit"
+    for header in (
+        "[read_file for 'notes.txt'] Result:",
+        "[execute_command for 'grep -E 'a|b' x.log'] Result:",
+    ):
+        result = {
+            "role": "user",
+            "content": [{"type": "text", "text": header}, {"type": "text", "text": output}, env],
+        }
+        v = view({"messages": [task, call, result]})
+        assert v.user == "list the log files by size", header
+        assert v.last_role == "tool"
+    assert view(
+        {
+            "messages": [
+                task,
+                call,
+                {
+                    "role": "user",
+                    "content": output.join(["[execute_command for 'grep -E 'a|b' x'] Result:\n", ""]),
+                },
+            ]
+        }
+    ).user == ("list the log files by size")
+    feedback = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "[attempt_completion] Result:"},
+            {
+                "type": "text",
+                "text": "The user has provided feedback on the results. Consider their input to continue "
+                "the task, and then attempt completion again.\n<feedback>\nnow sort them by date\n</feedback>",
+            },
+            env,
+        ],
+    }
+    assert view({"messages": [task, call, feedback]}).user == "now sort them by date"
+    resumed = "[TASK RESUMPTION] This task was interrupted 12 minutes ago. It may or may not be complete."
+    assert view(
+        {"messages": [task, call, {"role": "user", "content": [{"type": "text", "text": resumed}, env]}]}
+    ).user == ("list the log files by size")
+    with_words = (
+        resumed
+        + "\n\nNew instructions for task continuation:\n<user_message>\nalso gzip the big ones\n</user_message>"
+    )
+    assert (
+        view({"messages": [task, call, {"role": "user", "content": with_words}]}).user
+        == "also gzip the big ones"
+    )
+
+
 @pytest.mark.parametrize("trailing_system", [True, False])
 def test_aider_reminder_and_context_turns(trailing_system: bool) -> None:
     reminder = "# *SEARCH/REPLACE block* Rules:\n\nEvery *SEARCH/REPLACE block* must use this format:\n1. The *FULL* file path"

@@ -31,8 +31,8 @@ loop (tools offered, the last message a tool call or its result) is decided by t
 up to its last user turn (``router.policy``), so such requests are cut there
 (``decision_view``).
 
-The hand-written evaluation sets (``holdout*.jsonl``, ``test_multilingual.jsonl``, ``sealed/``)
-are never produced here.
+The hand-written sets (``handwritten/``, trained on beside this corpus, and ``sealed/``, never
+trained on) are never produced here.
 """
 
 from __future__ import annotations
