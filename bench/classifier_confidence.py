@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from classifier.model import INTENTS, IntentModel, route_of
-from classifier.train import load_jsonl
+from classifier.train import SEALED_DIR, load_jsonl
 
-SEALED = Path(__file__).resolve().parents[1] / "classifier" / "data" / "sealed"
 FLOORS = (0.4, 0.5, 0.6)
 MARGINS = (0.05, 0.1, 0.2)
 
@@ -101,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("files", nargs="*", help="labelled JSONL (default: the sealed sets)")
     ap.add_argument("--weights", default=None)
     args = ap.parse_args(argv)
-    files = args.files or sorted(str(p) for p in SEALED.glob("*.jsonl"))
+    files = args.files or sorted(str(p) for p in SEALED_DIR.glob("*.jsonl"))
     model = IntentModel.load(args.weights)
     examples = [e for f in files for e in load_jsonl(f)]
     probas = [dict(zip(model.classes, model.predict_proba(e.request), strict=True)) for e in examples]

@@ -23,7 +23,15 @@ from collections.abc import Sequence
 from classifier.evaluate import predict_all, route_accuracy
 from classifier.external import SETS, labelled_rows
 from classifier.model import IntentModel
-from classifier.train import DEFAULT_C, DEFAULT_DATA, DEFAULT_MIN_DF, Example, fit_model, load_jsonl
+from classifier.train import (
+    DEFAULT_C,
+    DEFAULT_DATA,
+    DEFAULT_MIN_DF,
+    SEALED_DIR,
+    Example,
+    fit_model,
+    load_jsonl,
+)
 
 
 def public_rows(per_set: int) -> list[Example]:
@@ -52,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     chosen = args.sets.split(",")
     corpus = load_jsonl(DEFAULT_DATA)
-    sealed = [e for p in sorted(DEFAULT_DATA.parent.glob("sealed/*.jsonl")) for e in load_jsonl(p)]
+    sealed = [e for p in sorted(SEALED_DIR.glob("*.jsonl")) for e in load_jsonl(p)]
     every = public_rows(0)  # for scoring
     capped = [e for e in public_rows(args.cap) if e.source in chosen]
     packaged = IntentModel.load()

@@ -26,26 +26,18 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from classifier.evaluate import policy_decide_all
-from classifier.model import IntentModel, route_of
+from classifier.evaluate import routed_correctly
+from classifier.model import IntentModel
 from classifier.train import (
-    DATA_DIR,
     DEFAULT_C,
     DEFAULT_DATA,
     DEFAULT_MIN_DF,
+    SEALED_DIR,
     Example,
     fit_model,
     handwritten_files,
     load_jsonl,
 )
-
-SEALED_DIR = DATA_DIR / "sealed"
-
-
-def correct(model: IntentModel, examples: Sequence[Example]) -> int:
-    """How many of ``examples`` the proxy routes to their gold intent's route."""
-    decided = policy_decide_all(model, examples)
-    return sum(route_of(e.intent) == route for e, (_, route) in zip(examples, decided, strict=True))
 
 
 def fit(parts: Sequence[tuple[list[Example], float]]) -> IntentModel:
@@ -82,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         rest = [part for other, part in files.items() if other != name]
         examples = files[name][0]
         model = fit([(corpus, 1.0), *rest])
-        before, after = correct(baseline, examples), correct(model, examples)
+        before, after = routed_correctly(baseline, examples), routed_correctly(model, examples)
         totals = [totals[0] + len(examples), totals[1] + before, totals[2] + after]
         print(f"{name:<22} {len(examples):4d} {before / len(examples):8.3f} {after / len(examples):8.3f}")
     n, before, after = totals
@@ -96,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             never[f"public {source}"] = [e for e in public if e.source == source]
     print(f"\n{'never trained on':<22} {'n':>4} {'corpus':>8} {'recipe':>8}   (both trained on everything)")
     for name, examples in never.items():
-        a, b = correct(baseline, examples), correct(recipe, examples)
+        a, b = routed_correctly(baseline, examples), routed_correctly(recipe, examples)
         print(
             f"{name:<22} {len(examples):4d} {a / len(examples):8.3f} {b / len(examples):8.3f}   ({a} and {b})"
         )

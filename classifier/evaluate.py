@@ -140,6 +140,13 @@ def policy_decide_all(
     return out
 
 
+def routed_correctly(model: IntentModel, examples: Sequence[Example]) -> int:
+    """How many of ``examples`` the proxy (:func:`policy_decide_all`) routes to their gold
+    intent's route."""
+    decided = policy_decide_all(model, examples)
+    return sum(route_of(e.intent) == route for e, (_, route) in zip(examples, decided, strict=True))
+
+
 def leave_one_source_out(
     examples: Sequence[Example], c: float, min_df: int
 ) -> list[tuple[str, list[str], list[str]]]:

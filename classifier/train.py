@@ -33,6 +33,7 @@ DEFAULT_OUT = Path(__file__).parent / "weights" / "intent.json"
 DATA_DIR = Path(__file__).parent / "data"
 DEFAULT_DATA = DATA_DIR / "train.jsonl"
 HANDWRITTEN_DIR = DATA_DIR / "handwritten"
+SEALED_DIR = DATA_DIR / "sealed"  # never trained on: what the packaged weights are measured on
 # How much one hand-written request counts against one generated request. The English agent
 # traffic (~2,100 requests) counts once. The files in other languages (the chat files, in English
 # and seven other languages, and the agent traffic in eight languages: ~420 requests) count

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from classifier import INTENTS, IntentModel, Prediction
 from classifier.features import extract, to_dict
-from classifier.model import route_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "classifier" / "data"
@@ -73,13 +72,10 @@ def _load(path: Path):
 
 def _route_accuracy(model: IntentModel, path: Path) -> tuple[int, int]:
     """(correct, n): routes as Policy.decide gives them with the packaged config."""
-    from classifier.evaluate import policy_decide_all
+    from classifier.evaluate import routed_correctly
 
     examples = _load(path)
-    decided = policy_decide_all(model, examples)
-    return sum(route == route_of(e.intent) for e, (_, route) in zip(examples, decided, strict=True)), len(
-        examples
-    )
+    return routed_correctly(model, examples), len(examples)
 
 
 # --------------------------------------------------------------------------- fidelity
