@@ -679,7 +679,7 @@ class Fake:
                 kind = _get(item, "type") or ("message" if _get(item, "role") else None)
                 if kind == "reasoning" and item.get("encrypted_content"):
                     raise refuse(400, "Encrypted content is not supported.")
-                if kind not in VLLM_RESPONSES_INPUT_ITEMS:
+                if not isinstance(kind, str) or kind not in VLLM_RESPONSES_INPUT_ITEMS:  # a list or dict too
                     raise refuse(400, f"Unsupported input item type: {kind}")
             tools = body.get("tools")
             for tool in tools if isinstance(tools, list) else []:

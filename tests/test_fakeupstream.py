@@ -259,6 +259,10 @@ def test_responses_incomplete_when_max_output_tokens_cuts_the_reply(local_fake: 
             },
             "Unsupported input item type: local_shell_call",
         ),
+        (  # a malformed item type is refused like any other, never a 500
+            {"input": [{"type": {"x": 1}, "content": "hi"}]},
+            "Unsupported input item type: {'x': 1}",
+        ),
         (
             {
                 "input": "patch it",
