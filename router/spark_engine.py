@@ -289,4 +289,3 @@ class Engine:
         seq.preempted += 1
         self.preemptions += 1
         self.waiting.appendleft(seq)
-
