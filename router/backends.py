@@ -21,6 +21,7 @@ from typing import Any
 
 import aiohttp
 
+from router.admission import EndpointLoad, kv_capacity_from_metrics
 from router.config import KIND_APIS, BackendConfig, Config, HealthConfig
 from router.redact import redact_url
 from router.shared import LocalSlots, Slots
@@ -129,6 +130,8 @@ class Endpoint:
     waiting: float = 0.0  # vllm:num_requests_waiting, from /metrics
     running: float = 0.0  # vllm:num_requests_running: shown in /readyz next to our own in_flight
     kv_cache_usage: float = 0.0
+    # Its account in tokens, when its backend admits by time to first token (max_ttft_s).
+    load: EndpointLoad | None = None
 
     @property
     def up(self) -> bool:
@@ -374,6 +377,7 @@ class Backend:
                     "running": e.running,
                     "waiting": e.waiting,
                     "kv_cache_usage": e.kv_cache_usage,
+                    **({"admission": e.load.state(time.monotonic())} if e.load is not None else {}),
                 }
                 for e in self.endpoints
             ],
@@ -530,6 +534,8 @@ class Pool:
         endpoint.waiting = gauges.get("vllm:num_requests_waiting", 0.0)
         endpoint.running = gauges.get("vllm:num_requests_running", 0.0)
         endpoint.kv_cache_usage = gauges.get("vllm:kv_cache_usage_perc", 0.0)
+        if endpoint.load is not None:  # vLLM's own KV size beats the configured kv_tokens
+            endpoint.load.kv_capacity = kv_capacity_from_metrics(text) or endpoint.load.kv_capacity
 
 
 _LOAD_GAUGES = ("vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc")

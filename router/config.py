@@ -194,6 +194,17 @@ class BackendConfig(_Strict):
     anthropic_version: str = "2023-06-01"  # sent upstream when the client sent none (anthropic kind)
     # The most a non-streamed answer may hold in memory; past it the client gets a 502.
     max_response_bytes: int = Field(64 * 1024 * 1024, gt=0)
+    # Admission by expected time to first token (router/admission.py), vLLM backends only:
+    # past max_ttft_s a cloud-eligible request spills (reason ttft) or the KV cache would
+    # overflow (reason kv); unset, admission counts request slots as before. The rates are
+    # where learning starts; kv_tokens is the KV cache's size when vLLM's /metrics does not
+    # say (vllm:cache_config_info); queue_tokens bounds the uncached tokens that may wait
+    # (default: what the box prefills in two max_ttft_s).
+    max_ttft_s: float | None = Field(None, gt=0)
+    prefill_tps: float = Field(700.0, gt=0)
+    decode_tps: float = Field(20.0, gt=0)
+    kv_tokens: int | None = Field(None, gt=0)
+    queue_tokens: int | None = Field(None, ge=0)
     # A variant is the same server with other settings (local-thinking: local with thinking
     # on): it inherits the named backend's keys and shares its endpoints' capacity.
     variant_of: str | None = None
@@ -208,6 +219,8 @@ class BackendConfig(_Strict):
         for api in self.apis or ():
             if api not in APIS:
                 raise ValueError(f"apis: unknown API {api!r}; known: {', '.join(APIS)}")
+        if self.max_ttft_s is not None and self.kind != "vllm":
+            raise ValueError("max_ttft_s: admission by time to first token is for vllm backends only")
         return self
 
     @property
@@ -495,7 +508,10 @@ def _heaviest(target: str | dict[str, float]) -> str:
 
 
 # What makes a server: a variant takes these from the backend it is a variant of.
-_SERVER_KEYS = ("kind", "base_url", "endpoints", "api_key", "max_concurrency", "route", "recipe", "hardware")
+_SERVER_KEYS = (
+    "kind", "base_url", "endpoints", "api_key", "max_concurrency", "route", "recipe", "hardware",
+    "max_ttft_s", "prefill_tps", "decode_tps", "kv_tokens", "queue_tokens",
+)  # fmt: skip
 
 
 def _variant(name: str, variant: dict[str, Any], parent: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ reports one worker's share as the whole.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from prometheus_client.registry import Collector
 from router.backends import BREAKER_CODES
 from router.config import APIS, INTENTS
 from router.errors import ProxyError
+from router.redact import redact_url
 
 if TYPE_CHECKING:
     from router.accounting import UsageRecorder, UsageRow
@@ -107,6 +109,13 @@ class Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=r,
         )
+        self.expected_ttft = Histogram(
+            "offload_expected_time_to_first_token_seconds",
+            "Admission's expected time to first token (vLLM backends with max_ttft_s).",
+            ["route"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
         self.fallbacks = Counter(
             "offload_fallbacks",
             "Requests moved to a fallback backend, by reason.",
@@ -173,6 +182,8 @@ class Metrics:
         self._child(self.duration, (route,)).observe(row.latency_ms / 1000)
         if row.ttft_ms is not None:
             self._child(self.ttft, (route,)).observe(row.ttft_ms / 1000)
+        if row.expected_ttft_ms is not None:
+            self._child(self.expected_ttft, (route,)).observe(row.expected_ttft_ms / 1000)
 
     def _child(self, metric: Counter | Histogram, labels: tuple[str, ...]) -> Any:
         """``metric.labels(*labels)``, remembered: ``labels()`` takes a lock and builds a key
@@ -240,6 +251,7 @@ class _LiveState(Collector):
                 "0 while this one falls back to its share of each endpoint and per-process limits.",
                 value=int(shared_up),
             )
+        yield from admission_gauges(backends)
         spills = CounterMetricFamily(
             "offload_capacity_spills",
             "Requests sent elsewhere because the backend was full.",
@@ -272,6 +284,44 @@ class _LiveState(Collector):
             "Usage rows the database refused even once made storable, kept in <spool>.rejected.",
             value=getattr(self.recorder, "rows_rejected", 0),
         )
+
+
+# Each endpoint's account in tokens (router/admission.py), where its backend has max_ttft_s.
+_ADMISSION_GAUGES = (
+    ("prefill_tps", "offload_admission_prefill_tokens_per_second", "Learned prefill rate."),
+    ("decode_tps", "offload_admission_decode_tokens_per_second", "Learned decode rate per sequence."),
+    (
+        "prefill_owed_tokens",
+        "offload_admission_prefill_owed_tokens",
+        "Uncached prompt tokens still to prefill.",
+    ),
+    ("kv_held_tokens", "offload_admission_kv_held_tokens", "KV tokens held by requests in flight."),
+    ("kv_headroom_tokens", "offload_admission_kv_headroom_tokens", "KV capacity left for new requests."),
+    (
+        "expected_ttft_s",
+        "offload_admission_expected_ttft_seconds",
+        "Expected TTFT of a request arriving now.",
+    ),
+)
+
+
+def admission_gauges(backends: Iterable[Backend]) -> Iterable[Metric]:
+    states = [
+        (b.name, redact_url(e.url), e.load.state(time.monotonic()))
+        for b in backends
+        if b.config.variant_of is None
+        for e in b.endpoints
+        if e.load is not None
+    ]
+    if not states:
+        return
+    for key, name, doc in _ADMISSION_GAUGES:
+        family = GaugeMetricFamily(name, doc, labels=["backend", "endpoint"])
+        for backend, url, state in states:
+            value = state[key]
+            if isinstance(value, int | float):
+                family.add_metric([backend, url], float(value))
+        yield family
 
 
 def _gauge(

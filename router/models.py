@@ -81,6 +81,8 @@ class UsageRow:
     arm: str | None = None  # the arm a weighted split (routing.intents) or a shadow run chose
     shadow_of: str | None = None  # a shadow run's row: the request_id of the real request it copied
     agreement: str | None = None  # a shadow run: "agree", "disagree" or "not_judged" against the real answer
+    # Admission's expected time to first token (a vLLM backend with max_ttft_s), beside ttft_ms.
+    expected_ttft_ms: float | None = None
     # Only filled when database.store_text is on.
     prompt_text: str | None = field(default=None, metadata=LONG_TEXT)
     completion_text: str | None = field(default=None, metadata=LONG_TEXT)

@@ -23,6 +23,7 @@ import aiohttp
 from starlette.responses import Response
 
 from router.accounting import UsageRow
+from router.admission_gate import Gates, Pass
 from router.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.config import CapacityConfig
 from router.dialects import Adapted, Dialect, Usage, Whole
@@ -69,6 +70,7 @@ class Call:
     # Set when a shadow run waits for the real answer's text, to judge its own against it.
     answer: asyncio.Future[str | None] | None = None
     answer_text: str | None = None
+    admitted: Pass | None = None  # its tokens on a vLLM endpoint with max_ttft_s (admission_gate)
 
     def answered(self) -> None:
         """The client has its whole answer (called once the response is sent): a waiting
@@ -98,6 +100,7 @@ class Forwarder:
         self.on_fallback = on_fallback
         self.mask = mask  # configured secrets, masked in anything relayed from an error
         self.owners = owners  # response id → the backend that minted it
+        self.gates = Gates(pool)  # admission by expected time to first token
 
     # ----------------------------------------------------------- settling
 
@@ -117,6 +120,7 @@ class Forwarder:
         prompt estimate (flagged); one that generated nothing (``billed`` false) counts none."""
         row = call.row
         row.status = status
+        self._admission_done(call, usage if status < 400 else None)
         if error_type is not None and row.error_type is None:
             row.error_type = error_type
         if usage is not None:
@@ -161,15 +165,18 @@ class Forwarder:
             try:
                 adapted = call.dialect.adapt(call.body, backend, call.client_model)
                 streaming = call.dialect.streams(call.body)
-                deadline = _deadline(backend, streaming)
+                may_spill = backend is not candidates[-1]
+                call.admitted = await self.gates.enter(backend, endpoint, len(adapted.payload), may_spill)
+                deadline = _deadline(backend, streaming, call.admitted)
                 response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
                 if response.status >= 500 or response.status == 408:
                     # Worth another backend; keep the answer in case none is left.
-                    last_error = (
-                        response.status,
-                        await self._read_error(response),
-                        relayed_headers(response),
-                    )
+                    error = await self._read_error(response)
+                    last_error = (response.status, error, relayed_headers(response))
+                    if refused_for_capacity(backend, response.status, error):
+                        # vLLM's full queue: a spill, not a failure of the box.
+                        failures.append(Unavailable("capacity", f"{backend.name}: its queue is full"))
+                        continue
                     backend.report(endpoint, ok=False)
                     failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
                     continue
@@ -185,6 +192,8 @@ class Forwarder:
                 if exc.blames_backend:
                     backend.report(endpoint, ok=False)
                 failures.append(exc)
+            except Unavailable as exc:  # admission spilled it (ttft, kv): the box is fine
+                failures.append(exc)
             except AnswerTooLarge:
                 backend.report(endpoint, ok=True)  # it answered; the answer is the problem
                 limit = backend.config.max_response_bytes
@@ -198,6 +207,7 @@ class Forwarder:
                     # not pooling it, is what makes vLLM abort the request.
                     if response is not None:
                         response.close()
+                    self._admission_done(call, None)
                     backend.release(endpoint)
         return self._no_backend(call, failures, last_error)
 
@@ -302,6 +312,15 @@ class Forwarder:
                 raise UpstreamFailure("connect_error", f"{backend.name}: {exc.strerror}") from None
         raise AssertionError("unreachable")
 
+    def _admission_done(self, call: Call, usage: Usage | None) -> None:
+        """The request's tokens leave its endpoint's account; with usage, admission learns."""
+        admitted, call.admitted = call.admitted, None
+        if admitted is None:
+            return
+        if usage is not None:
+            call.row.expected_ttft_ms = admitted.expected_ttft_s * 1000
+        self.gates.done(admitted, (usage.prompt, usage.cached, usage.completion) if usage else None)
+
     async def _read_error(self, response: aiohttp.ClientResponse) -> bytes:
         try:
             return await response.content.read(64 * 1024)  # an error is small; a bigger one is cut
@@ -371,6 +390,9 @@ class Forwarder:
     ) -> RelayResponse:
         row = call.row
         row.ttft_ms = (time.perf_counter() - call.t0) * 1000
+        if call.admitted is not None:
+            row.expected_ttft_ms = call.admitted.expected_ttft_s * 1000
+            self.gates.first_byte(call.admitted)
         relay = call.dialect.relay(backend, adapted.client_wants_usage, call.wants_text)
 
         def settle(status: int, error_type: str | None = None) -> None:
@@ -449,12 +471,21 @@ class Forwarder:
         return self.refuse(call, error)
 
 
-def _deadline(backend: Backend, streaming: bool) -> float | None:
-    """A stream's response headers and first bytes are due within ``first_byte_s``. A whole
-    answer's headers come with the answer itself, so ``read_s`` bounds those."""
+def _deadline(backend: Backend, streaming: bool, admitted: Pass | None = None) -> float | None:
+    """A stream's response headers and first bytes are due within ``first_byte_s``, or, where
+    admission counts tokens, within the deadline its expected TTFT gives (a long prefill that
+    the box is working through is not a hung upstream). A whole answer's headers come with
+    the answer itself, so ``read_s`` bounds those."""
     if not streaming:
         return None
-    return asyncio.get_running_loop().time() + backend.config.timeouts.first_byte_s
+    wait = admitted.deadline_s if admitted is not None else backend.config.timeouts.first_byte_s
+    return asyncio.get_running_loop().time() + wait
+
+
+def refused_for_capacity(backend: Backend, status: int, error: bytes) -> bool:
+    """Is this vLLM refusing for its own queue limits (--max-num-queued-reqs/tokens), in its
+    own words? Any other 503 is a failure like every 5xx."""
+    return status == 503 and backend.kind == "vllm" and b"cannot accept new requests" in error
 
 
 def _own_failure(backend: Backend) -> UpstreamFailure:

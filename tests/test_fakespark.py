@@ -11,8 +11,8 @@ import httpx
 import orjson
 import pytest
 
-from router.fakeupstream import RunningFake
 from router.fakespark import SparkFake
+from router.fakeupstream import RunningFake
 from router.spark_engine import SparkSpec
 
 SCALE = 5.0  # low enough that the client's own real milliseconds stay small in simulated time
