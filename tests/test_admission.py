@@ -1,0 +1,144 @@
+"""Admission's state machine, directly: the estimate, the decision, the deadline, and the
+learned rates against the simulated Spark's true ones (router/spark_engine.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from router.admission import ADMIT, KV, SPILL, TTFT, WAIT, EndpointLoad, Rate, kv_capacity_from_metrics
+from router.spark_engine import Engine, SparkSpec, block_hashes
+
+
+def load(**kw: object) -> EndpointLoad:
+    args: dict[str, object] = {
+        "max_ttft_s": 30.0,
+        "prefill": Rate.starting_at(700.0),
+        "decode": Rate.starting_at(20.0),
+        "queue_tokens": 100_000,
+    }
+    args.update(kw)
+    return EndpointLoad(**args)  # type: ignore[arg-type]
+
+
+def body_of(tokens: int, bytes_per_token: float = 3.2) -> int:
+    return int(tokens * bytes_per_token)
+
+
+def test_an_idle_box_admits_even_a_prompt_longer_than_max_ttft() -> None:
+    account = load()
+    admit = account.decide(body_of(60_000), 0.0, may_spill=True)
+    assert admit.verdict == ADMIT  # nothing ahead: waiting or moving cannot make it sooner here
+    assert admit.expected_ttft_s == pytest.approx(60_000 / 700, rel=0.01)
+
+
+def test_a_burst_of_long_prompts_spills_by_ttft_once_the_owed_prefill_passes_max_ttft() -> None:
+    account = load()
+    verdicts = []
+    for _ in range(5):
+        admit = account.decide(body_of(9_000), 0.0, may_spill=True)
+        verdicts.append(admit.verdict)
+        if admit.verdict == ADMIT:
+            account.admit(admit, 0.0)
+    # 9K tokens are 12.9 s at 700/s: two fit under 30 s, the third would wait 38.6 s
+    assert verdicts == [ADMIT, ADMIT, SPILL, SPILL, SPILL]
+    assert account.decide(body_of(9_000), 0.0, may_spill=True).reason == TTFT
+
+
+def test_without_a_fallback_it_waits_in_a_queue_bounded_in_tokens() -> None:
+    account = load(queue_tokens=20_000)
+    for _ in range(3):
+        account.admit(account.decide(body_of(9_000), 0.0, may_spill=False), 0.0)
+    assert account.decide(body_of(9_000), 0.0, may_spill=False).verdict == WAIT
+    account.waiting_tokens = 15_000  # others already wait
+    assert account.decide(body_of(9_000), 0.0, may_spill=False).verdict == SPILL  # the queue is full
+
+
+def test_a_kv_bound_burst_spills_by_kv() -> None:
+    account = load(kv_capacity=100_000, max_ttft_s=10_000.0)
+    admitted = 0
+    while (admit := account.decide(body_of(30_000), 0.0, may_spill=True)).verdict == ADMIT:
+        account.admit(admit, 0.0)
+        admitted += 1
+    assert admitted == 3 and admit.reason == KV  # 3 x (30K + 400 output) fit in 100K, a fourth not
+
+
+def test_the_head_of_the_prefill_queue_progresses_with_time() -> None:
+    account = load()
+    account.admit(account.decide(body_of(7_000), 0.0, may_spill=True), 0.0)
+    assert account.prefill_owed(0.0) == pytest.approx(7_000, rel=0.01)
+    assert account.prefill_owed(5.0) == pytest.approx(3_500, rel=0.01)
+
+
+def test_a_first_byte_settles_the_prefill_of_everything_before_it() -> None:
+    account = load()
+    tickets = [account.admit(account.decide(body_of(3_000), 0.0, may_spill=True), 0.0) for _ in range(3)]
+    account.first_byte(tickets[1], 8.0)  # FIFO: the first is done too
+    assert list(account.owed) == [tickets[2].id]
+    assert account.kv_held == 3 * (tickets[0].kv_tokens)
+
+
+def test_the_deadline_grows_with_the_expected_ttft_and_keeps_a_floor() -> None:
+    account = load(first_byte_s=60.0)
+    first = account.admit(account.decide(body_of(14_000), 0.0, may_spill=True), 0.0)
+    second = account.admit(account.decide(body_of(14_000), 0.0, may_spill=True), 0.0)
+    assert first.deadline_s == pytest.approx(20 * 2 + 60, rel=0.02)
+    assert second.deadline_s == pytest.approx(40 * 2 + 60, rel=0.02)
+
+
+def test_bytes_per_token_learns_from_reported_usage() -> None:
+    account = load()
+    for _ in range(30):
+        ticket = account.admit(account.decide(40_000, 0.0, may_spill=True), 0.0)
+        account.finished(ticket, 1.0, 40_000, 10_000, 0, 10)  # the tokenizer's 4 bytes a token
+    assert account.estimate(40_000) == pytest.approx(10_000, rel=0.05)
+
+
+def test_kv_capacity_comes_from_vllms_cache_config_info() -> None:
+    text = (
+        "# TYPE vllm:cache_config_info gauge\n"
+        'vllm:cache_config_info{block_size="16",cache_dtype="auto",num_gpu_blocks="51562"} 1.0\n'
+    )
+    assert kv_capacity_from_metrics(text) == 51562 * 16
+    assert kv_capacity_from_metrics("vllm:num_requests_running 1\n") is None
+
+
+def test_learned_rates_converge_on_the_simulated_boxs_true_rates_within_15_percent() -> None:
+    """50 agent-like requests (shared prefixes, some concurrent) on a simulated box whose
+    rates are far from the configured start: the learned rates end within 15 %."""
+    true_prefill, true_decode = 450.0, 31.0
+    engine = Engine(SparkSpec(prefill_tps=true_prefill, decode_tps=true_decode))
+    account = load(max_ttft_s=1e9)  # starts at 700 and 20
+    rng = random.Random(7)
+    system = bytes(rng.getrandbits(8) for _ in range(20_000))
+    pending: list[tuple[object, object, int]] = []
+    finished = 0
+    t_next = 0.0
+    while finished < 50:
+        if engine.now >= t_next and len(pending) < 4:
+            size = rng.randint(4_000, 40_000)
+            data = system + bytes(rng.getrandbits(8) for _ in range(size))
+            tokens, hashes = block_hashes(data)
+            seq = engine.submit(tokens, hashes, rng.randint(50, 400))
+            admit = account.decide(len(data), engine.now, may_spill=False)
+            pending.append((seq, account.admit(admit, engine.now), len(data)))
+            t_next = engine.now + rng.uniform(0.0, 20.0)
+        engine.step(0.05)
+        for item in list(pending):
+            seq, ticket, size = item
+            if seq.first_token_at is not None and ticket.first_byte_at is None:  # type: ignore[attr-defined]
+                account.first_byte(ticket, seq.first_token_at)  # type: ignore[arg-type, attr-defined]
+            if seq.done:  # type: ignore[attr-defined]
+                account.finished(
+                    ticket,  # type: ignore[arg-type]
+                    seq.finished_at,  # type: ignore[attr-defined]
+                    size,
+                    seq.prompt_tokens,  # type: ignore[attr-defined]
+                    seq.cached_tokens,  # type: ignore[attr-defined]
+                    seq.output_tokens,  # type: ignore[attr-defined]
+                )
+                pending.remove(item)
+                finished += 1
+    assert account.prefill.value == pytest.approx(true_prefill, rel=0.15)
+    assert account.decode.value == pytest.approx(true_decode, rel=0.15)
