@@ -44,6 +44,7 @@ TTFT, KV = "ttft", "kv"  # the machine-readable reasons of a spill
 # code, tool schemas and escapes) come to about 3.2 bytes a token on the tokenizers of today's
 # open models; learned per endpoint from then on.
 BYTES_PER_TOKEN = 3.2
+COLD_SHARE = 0.5  # of max_ttft_s, for a conversation the endpoint holds nothing of (bench/fleet.py)
 DEADLINE_MARGIN = 2.0  # the first-byte deadline: expected TTFT times this, plus first_byte_s
 _HALF_LIFE = 40.0  # requests: how fast old rate samples fade
 
@@ -145,14 +146,18 @@ class EndpointLoad:
 
     # ------------------------------------------------------------ deciding
 
-    def decide(self, size: int, now: float, *, may_spill: bool, cached: int = 0) -> Admit:
+    def decide(self, size: int, now: float, *, may_spill: bool, cached: int = 0, warm: bool = True) -> Admit:
         """Admit, spill or wait a request of ``size`` body bytes, ``cached`` of whose prompt
-        tokens are known to be in this endpoint's prefix cache."""
+        tokens are known to be in this endpoint's prefix cache. A request of a conversation
+        the endpoint does not hold (``warm`` false) that may go elsewhere gets only
+        ``COLD_SHARE`` of ``max_ttft_s``: the box's prefill time goes first to the sessions
+        whose history it already holds, which would pay their whole history again elsewhere."""
         prompt = self.estimate(size)
         uncached = max(1, prompt - cached)
         expected = self.expected_ttft(uncached, now)
+        limit = self.max_ttft_s if warm or not may_spill else self.max_ttft_s * COLD_SHARE
         reason = None
-        if expected > self.max_ttft_s and self.owed:
+        if expected > limit and self.owed:
             reason = TTFT  # with nothing ahead, waiting cannot make it sooner: admit
         kv = prompt + int(self.output_tokens.value)
         if self.kv_capacity is not None and self.held and self.kv_held + kv > self.kv_capacity:

@@ -19,6 +19,10 @@ from dataclasses import dataclass
 
 from router.admission import ADMIT, SPILL, EndpointLoad, Rate, Ticket
 from router.backends import Backend, Endpoint, Pool, Unavailable
+from router.prefix_hints import Keys, PrefixHints
+
+# An endpoint's KV size until vLLM's /metrics or kv_tokens says: the Spark's, for prefix hints.
+_DEFAULT_KV_TOKENS = 825_000
 
 _MESSAGES = {
     "ttft": "{name}: expected time to first token {expected:.0f}s is past max_ttft_s ({limit:g}s)",
@@ -33,6 +37,7 @@ class Pass:
     load: EndpointLoad
     ticket: Ticket
     size: int  # the body bytes its estimate came from
+    keys: Keys | None  # its prefix hints' keys
 
     @property
     def deadline_s(self) -> float:
@@ -50,6 +55,7 @@ class Gates:
     def __init__(self, pool: Pool) -> None:
         self.loads: dict[str, EndpointLoad] = {}
         self._changed: dict[int, asyncio.Event] = {}  # id(load) → set when its account changes
+        self.hints: dict[int, PrefixHints] = {}  # id(load) → what its prefix cache holds
         for backend in pool.backends.values():
             bc = backend.config
             if bc.kind != "vllm" or bc.max_ttft_s is None or bc.variant_of is not None:
@@ -67,19 +73,33 @@ class Gates:
                     first_byte_s=bc.timeouts.first_byte_s,
                 )
 
-    async def enter(self, backend: Backend, endpoint: Endpoint, size: int, may_spill: bool) -> Pass | None:
+    @property
+    def counting(self) -> bool:
+        """Does any endpoint admit by tokens? (Else forwarding skips the prefix keys.)"""
+        return bool(self.loads)
+
+    def _hints(self, load: EndpointLoad) -> PrefixHints:
+        hints = self.hints.setdefault(id(load), PrefixHints(_DEFAULT_KV_TOKENS))
+        hints.kv_tokens = load.kv_capacity or _DEFAULT_KV_TOKENS
+        return hints
+
+    async def enter(
+        self, backend: Backend, endpoint: Endpoint, size: int, may_spill: bool, keys: Keys | None = None
+    ) -> Pass | None:
         """Admit a request of ``size`` body bytes, spill it (Unavailable) or wait its turn.
         None where admission does not count tokens (no ``max_ttft_s``)."""
         load = self.loads.get(endpoint.url)
         if load is None:
             return None
+        hints = self._hints(load)
+        cached, warm = hints.cached(keys), hints.warm(keys)
         waited = 0
         try:
             while True:
                 now = time.monotonic()
-                admit = load.decide(size, now, may_spill=may_spill)
+                admit = load.decide(size, now, may_spill=may_spill, cached=cached, warm=warm)
                 if admit.verdict == ADMIT:
-                    return Pass(load, load.admit(admit, now), size)
+                    return Pass(load, load.admit(admit, now), size, keys)
                 if admit.verdict == SPILL:
                     backend.spills += 1
                     message = _MESSAGES[admit.reason or "ttft"].format(
@@ -122,4 +142,5 @@ class Gates:
             prompt, cached, completion = usage
             now = time.monotonic()
             admitted.load.finished(admitted.ticket, now, admitted.size, prompt, cached, completion)
+            self._hints(admitted.load).remember(admitted.keys, prompt, cached)
         self._signal(admitted.load)

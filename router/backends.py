@@ -224,7 +224,10 @@ class Backend:
         limit = self.slots.limit(self.config.max_concurrency)
         if limit is None:
             return True
-        return self.slots.in_use(endpoint) < limit and endpoint.waiting <= 0
+        # An endpoint whose account counts tokens (max_ttft_s) is judged by that account, not
+        # by vLLM's waiting gauge, which lags the engine by seconds.
+        queued = endpoint.waiting > 0 and endpoint.load is None
+        return self.slots.in_use(endpoint) < limit and not queued
 
     def _pick(self) -> Endpoint:
         """A half-open trial that is due, else the healthy endpoint with the fewest

@@ -29,6 +29,7 @@ from router.config import CapacityConfig
 from router.dialects import Adapted, Dialect, Usage, Whole
 from router.errors import ProxyError, SecretMask, normalise_upstream_error
 from router.policy import PINNED, Decision
+from router.prefix_hints import keys as prefix_keys
 from router.response_ids import ResponseOwners
 from router.streaming import RelayResponse
 
@@ -151,6 +152,7 @@ class Forwarder:
         failures: list[Unavailable] = []
         last_error: tuple[int, bytes, dict[str, str]] | None = None
         previous: Backend | None = None
+        hints = prefix_keys(call.dialect.api, call.body) if self.gates.counting else None
         for backend in candidates:
             if previous is not None:
                 self.on_fallback(previous.name, backend.name, failures[-1].reason)
@@ -166,7 +168,8 @@ class Forwarder:
                 adapted = call.dialect.adapt(call.body, backend, call.client_model)
                 streaming = call.dialect.streams(call.body)
                 may_spill = backend is not candidates[-1]
-                call.admitted = await self.gates.enter(backend, endpoint, len(adapted.payload), may_spill)
+                size = len(adapted.payload)
+                call.admitted = await self.gates.enter(backend, endpoint, size, may_spill, hints)
                 deadline = _deadline(backend, streaming, call.admitted)
                 response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
                 if response.status >= 500 or response.status == 408:

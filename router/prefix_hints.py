@@ -1,0 +1,141 @@
+"""What an endpoint's prefix cache is known to hold for a request: the cached part of its
+expected time to first token.
+
+Agents resend their whole history every turn, so on a vLLM box with prefix caching
+most of a turn's prompt is a cache hit, and an estimate that counts all of it as
+prefill would spill nearly every turn of a long session. Two things are known
+without reading the whole body, from the usage vLLM reported for earlier requests
+on the same endpoint:
+
+* **The conversation**: a turn whose conversation (its client's fixed prefix and its
+  first user turn) last ran here has that turn's prompt cached, the whole of it.
+* **The client's fixed prefix** (its tools and the head of its system prompt, the
+  same for every session of one agent): a new conversation of a known kind has
+  about as much cached as the last new one of its kind reported
+  (``cached_tokens``, with ``--enable-prompt-tokens-details``).
+
+A hint lapses once the endpoint has prefilled more tokens since than its KV cache
+holds: vLLM's LRU has evicted it by then. Keys are Python hashes of a few short
+strings, computed once per request; nothing is serialised. Session affinity (the
+client's own session ids, several endpoints) replaces :func:`keys` with the
+session's identity; :meth:`PrefixHints.cached` is the seam.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+_HEAD = 2000  # characters of a prompt part that identify it
+_ENTRIES = 4096  # conversations remembered per endpoint
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    fixed: int  # the client's fixed prefix
+    conversation: int  # this conversation
+
+
+def _head(value: Any) -> str:
+    """The start of a prompt part as text: a string, or the first text block of a list."""
+    if isinstance(value, str):
+        return value[:_HEAD]
+    if isinstance(value, list) and value:
+        first = value[0]
+        if isinstance(first, dict):
+            inner = first.get("text", first.get("content"))
+            return _head(inner) if inner is not None else str(sorted(first))[:_HEAD]
+        return _head(first)
+    if isinstance(value, dict):
+        return _head(value.get("content", value.get("text")))
+    return ""
+
+
+def _tool_names(tools: Any) -> tuple[str, ...]:
+    if not isinstance(tools, list):
+        return ()
+    names = []
+    for tool in tools[:64]:
+        if isinstance(tool, dict):
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, dict) else tool.get("name")
+            names.append(str(name))
+    return tuple(names)
+
+
+def keys(api: str, body: dict[str, Any]) -> Keys | None:
+    """The request's fixed-prefix and conversation keys, or None when it has no conversation."""
+    if api == "chat":
+        turns = body.get("messages")
+        turns = turns if isinstance(turns, list) else []
+        system = next(
+            (m for m in turns[:2] if isinstance(m, dict) and m.get("role") in ("system", "developer")), None
+        )
+        first = next((m for m in turns if isinstance(m, dict) and m.get("role") == "user"), None)
+        head = _head(system)
+    elif api == "responses":
+        turns = body.get("input")
+        first = (
+            turns
+            if isinstance(turns, str)
+            else next((i for i in turns if isinstance(i, dict) and i.get("role") == "user"), None)
+            if isinstance(turns, list)
+            else None
+        )
+        head = _head(body.get("instructions"))
+    elif api == "messages":
+        turns = body.get("messages")
+        first = turns[0] if isinstance(turns, list) and turns else None
+        head = _head(body.get("system"))
+    else:
+        return None
+    if first is None:
+        return None
+    fixed = hash((api, _tool_names(body.get("tools")), head))
+    return Keys(fixed, hash((fixed, _head(first))))
+
+
+@dataclass(slots=True)
+class PrefixHints:
+    """One endpoint's remembered prefixes; ``written`` counts the tokens it has prefilled."""
+
+    kv_tokens: int  # how much the endpoint's cache holds before it evicts
+    written: int = 0
+    conversations: OrderedDict[int, tuple[int, int]] = field(
+        default_factory=OrderedDict
+    )  # key → (tokens, at)
+    fixed: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def cached(self, k: Keys | None) -> int:
+        """Prompt tokens this request is expected to find in the endpoint's prefix cache."""
+        if k is None:
+            return 0
+        for table, key in ((self.conversations, k.conversation), (self.fixed, k.fixed)):
+            seen = table.get(key)
+            if seen is not None and self.written - seen[1] < self.kv_tokens:
+                return seen[0]
+        return 0
+
+    def warm(self, k: Keys | None) -> bool:
+        """Does the endpoint hold this conversation (a turn of it ran here, not evicted since)?"""
+        if k is None:
+            return True  # nothing to tell by: treated as any other request
+        seen = self.conversations.get(k.conversation)
+        return seen is not None and self.written - seen[1] < self.kv_tokens
+
+    def prefilled(self, tokens: int) -> None:
+        self.written += max(tokens, 0)
+
+    def remember(self, k: Keys | None, prompt: int, cached: int) -> None:
+        """A request ran here: its whole prompt is now cached; a new conversation's reported
+        hit is what its client's fixed prefix brings."""
+        if k is None:
+            return
+        self.prefilled(prompt - cached)
+        if k.conversation not in self.conversations:
+            self.fixed[k.fixed] = (cached, self.written)
+        self.conversations[k.conversation] = (prompt, self.written)
+        self.conversations.move_to_end(k.conversation)
+        while len(self.conversations) > _ENTRIES:
+            self.conversations.popitem(last=False)
