@@ -54,10 +54,36 @@ from tests.harness import free_port  # noqa: E402
 PY = sys.executable
 CLOUD_TTFT_S = 1.5
 PRICES = {"cloud": (1.25, 10.0), "claude": (3.0, 15.0)}  # $ per million input / output tokens
-WORDS = (
-    "def class return import self value index error path file test assert config request "
-    "token cache stream buffer parse result async await yield lambda dict list tuple none"
-).split()
+WORDS = [
+    "def",
+    "class",
+    "return",
+    "import",
+    "self",
+    "value",
+    "index",
+    "error",
+    "path",
+    "file",
+    "test",
+    "assert",
+    "config",
+    "request",
+    "token",
+    "cache",
+    "stream",
+    "buffer",
+    "parse",
+    "result",
+    "async",
+    "await",
+    "yield",
+    "lambda",
+    "dict",
+    "list",
+    "tuple",
+    "none",
+]
 
 
 def text(rng: random.Random, tokens: int) -> str:
