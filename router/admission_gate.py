@@ -100,6 +100,8 @@ class Gates:
                 admit = load.decide(size, now, may_spill=may_spill, cached=cached, warm=warm)
                 if admit.verdict == ADMIT:
                     return Pass(load, load.admit(admit, now), size, keys)
+                if await backend.reclaim_from_shadows():
+                    continue  # shadow work on the box gives way before a real request spills or waits
                 if admit.verdict == SPILL:
                     backend.spills += 1
                     message = _MESSAGES[admit.reason or "ttft"].format(
@@ -112,6 +114,19 @@ class Gates:
                 await self._wait(load)
         finally:
             load.waiting_tokens -= waited
+
+    def enter_idle(self, endpoint: Endpoint, size: int) -> Pass | None:
+        """Shadow work: only onto an endpoint that owes no prefill and has KV room for it,
+        counted like any request (so the next real request sees it, and cancels it rather
+        than spill or wait behind it). Unavailable ``busy`` otherwise."""
+        load = self.loads.get(endpoint.url)
+        if load is None:
+            return None
+        now = time.monotonic()
+        admit = load.decide(size, now, may_spill=True)
+        if load.owed or admit.verdict != ADMIT:
+            raise Unavailable("busy", "the box owes prefill to real requests: no shadow work now")
+        return Pass(load, load.admit(admit, now), size, None)
 
     async def _wait(self, load: EndpointLoad) -> None:
         """Until the account changes (a first byte, an end), or the head's progress may have

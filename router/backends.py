@@ -269,7 +269,7 @@ class Backend:
                 if exc.reason == "capacity" and not fresh and await self.slots.refresh(self.endpoints):
                     fresh = True
                     continue
-                if exc.reason == "capacity" and await self._reclaim_from_shadows():
+                if exc.reason == "capacity" and await self.reclaim_from_shadows():
                     continue  # real traffic never waits (or spills) behind shadow work
                 remaining = deadline - time.monotonic()
                 if exc.reason != "capacity" or remaining <= 0:
@@ -308,7 +308,7 @@ class Backend:
         endpoint.in_flight += 1
         return endpoint
 
-    async def _reclaim_from_shadows(self) -> bool:
+    async def reclaim_from_shadows(self) -> bool:
         """Cancel the newest shadow run holding a slot on this server and wait until it has
         let go (its cleanup releases the slot): True if there was one."""
         shadows = [t for t in self.server.shadows if not t.done()]

@@ -64,32 +64,33 @@ def _tool_names(tools: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-def keys(api: str, body: dict[str, Any]) -> Keys | None:
-    """The request's fixed-prefix and conversation keys, or None when it has no conversation."""
+def _parts(api: str, body: dict[str, Any]) -> tuple[str, Any]:
+    """The head of the fixed prompt (system, instructions) and the first user turn."""
+    first: Any = None
     if api == "chat":
         turns = body.get("messages")
         turns = turns if isinstance(turns, list) else []
-        system = next(
-            (m for m in turns[:2] if isinstance(m, dict) and m.get("role") in ("system", "developer")), None
-        )
-        first = next((m for m in turns if isinstance(m, dict) and m.get("role") == "user"), None)
-        head = _head(system)
-    elif api == "responses":
-        turns = body.get("input")
-        first = (
-            turns
-            if isinstance(turns, str)
-            else next((i for i in turns if isinstance(i, dict) and i.get("role") == "user"), None)
-            if isinstance(turns, list)
-            else None
-        )
-        head = _head(body.get("instructions"))
-    elif api == "messages":
+        roles = [m.get("role") if isinstance(m, dict) else None for m in turns]
+        head = _head(turns[0]) if roles and roles[0] in ("system", "developer") else ""
+        first = turns[roles.index("user")] if "user" in roles else None
+        return head, first
+    if api == "responses":
+        items = body.get("input")
+        if isinstance(items, str):
+            first = items
+        elif isinstance(items, list):
+            first = next((i for i in items if isinstance(i, dict) and i.get("role") == "user"), None)
+        return _head(body.get("instructions")), first
+    if api == "messages":
         turns = body.get("messages")
         first = turns[0] if isinstance(turns, list) and turns else None
-        head = _head(body.get("system"))
-    else:
-        return None
+        return _head(body.get("system")), first
+    return "", None
+
+
+def keys(api: str, body: dict[str, Any]) -> Keys | None:
+    """The request's fixed-prefix and conversation keys, or None when it has no conversation."""
+    head, first = _parts(api, body)
     if first is None:
         return None
     fixed = hash((api, _tool_names(body.get("tools")), head))

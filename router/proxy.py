@@ -234,16 +234,22 @@ class Forwarder:
         cancelled (the slot freed at once) when real traffic needs it."""
         endpoint = backend.take_idle(reserve)
         response: aiohttp.ClientResponse | None = None
+        admitted: Pass | None = None
+        usage: Usage | None = None
         try:
             adapted = call.dialect.adapt(body, backend, call.client_model)
+            admitted = self.gates.enter_idle(endpoint, len(adapted.payload))  # the same token account
             response = await self._attempt(backend, endpoint, call, adapted.payload, None)
             data = await self._read_whole(backend, response)
             if response.status >= 400:
                 return response.status, Whole(None)
-            return response.status, call.dialect.whole(data, True)
+            whole = call.dialect.whole(data, True)
+            usage = whole.usage
+            return response.status, whole
         finally:
             if response is not None:
                 response.close()  # closed, not pooled: a cancelled copy aborts on vLLM at once
+            self.gates.done(admitted, (usage.prompt, usage.cached, usage.completion) if usage else None)
             backend.release(endpoint)
 
     def _unserved(self, call: Call) -> ProxyError:

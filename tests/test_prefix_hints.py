@@ -1,0 +1,53 @@
+"""What an endpoint's prefix cache is known to hold: a conversation's last prompt there, a
+client's fixed prefix from a new conversation's reported hit, and both lapsing with eviction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.prefix_hints import PrefixHints, keys
+
+TOOLS = [{"name": "bash", "description": "run", "input_schema": {"type": "object"}}]
+
+
+def claude(task: str, *more: str) -> dict[str, Any]:
+    turns: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    for i, text in enumerate(more):
+        turns.append({"role": "assistant" if i % 2 == 0 else "user", "content": text})
+    return {"system": [{"type": "text", "text": "You are Claude Code."}], "tools": TOOLS, "messages": turns}
+
+
+def test_turns_of_one_conversation_share_its_key_in_every_api() -> None:
+    one, two = keys("messages", claude("fix the bug")), keys("messages", claude("fix the bug", "ok", "done"))
+    other = keys("messages", claude("write docs"))
+    assert one == two and one is not None and other is not None
+    assert other.conversation != one.conversation and other.fixed == one.fixed
+    chat = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]}
+    grown = {"messages": [*chat["messages"], {"role": "assistant", "content": "yo"}]}
+    assert keys("chat", chat) == keys("chat", grown)
+    codex = {"instructions": "codex", "input": [{"type": "message", "role": "user", "content": "task"}]}
+    assert keys("responses", codex) == keys("responses", {**codex, "input": [*codex["input"], {"x": 1}]})
+    assert keys("embeddings", {"input": "x"}) is None
+
+
+def test_a_conversation_that_ran_here_has_its_last_prompt_cached() -> None:
+    hints = PrefixHints(kv_tokens=100_000)
+    k = keys("messages", claude("fix the bug"))
+    assert hints.cached(k) == 0 and not hints.warm(k)
+    hints.remember(k, prompt=20_000, cached=0)
+    assert hints.cached(k) == 20_000 and hints.warm(k)
+
+
+def test_a_new_conversation_of_a_known_client_has_its_fixed_prefix_cached() -> None:
+    hints = PrefixHints(kv_tokens=100_000)
+    hints.remember(keys("messages", claude("fix the bug")), prompt=20_000, cached=15_000)
+    fresh = keys("messages", claude("write docs"))
+    assert hints.cached(fresh) == 15_000 and not hints.warm(fresh)
+
+
+def test_hints_lapse_once_the_endpoint_prefilled_more_than_its_cache_holds() -> None:
+    hints = PrefixHints(kv_tokens=50_000)
+    k = keys("messages", claude("fix the bug"))
+    hints.remember(k, prompt=20_000, cached=0)
+    hints.prefilled(60_000)  # other work since: LRU evicted it
+    assert hints.cached(k) == 0 and not hints.warm(k)
