@@ -35,9 +35,9 @@ from sqlalchemy.pool import NullPool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from router import db  # noqa: E402
-from router.accounting import UsageRecorder, UsageRow  # noqa: E402
 from router.config import DatabaseConfig  # noqa: E402
+from router.ledger import db  # noqa: E402
+from router.ledger.accounting import UsageRecorder, UsageRow  # noqa: E402
 
 INTENTS = ("coding", "tools", "math", "writing")
 

@@ -23,23 +23,23 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from router import openapi
-from router.accounting import UsageRecorder, UsageRow
-from router.auth import Caller, KeyStore
-from router.backends import Pool
 from router.config import Config
+from router.decide.policy import Classifier, Decision, Policy, load_classifier
 from router.dialects import BY_PATH, CHAT, COMPLETIONS, Dialect
+from router.edge import openapi
+from router.edge.auth import Caller, KeyStore
+from router.edge.intake import check_chat, check_completions, parse_json_object, read_body
+from router.edge.limits import RateLimits, current_reservation
+from router.edge.metrics import CONTENT_TYPE, Metrics
 from router.errors import ProxyError, SecretMask, shape_for_path
-from router.intake import check_chat, check_completions, parse_json_object, read_body
-from router.limits import RateLimits, current_reservation
-from router.metrics import CONTENT_TYPE, Metrics
-from router.policy import Classifier, Decision, Policy, load_classifier
-from router.proxy import Call, Forwarder
+from router.forward.backends import Pool
+from router.forward.proxy import Call, Forwarder
+from router.forward.response_ids import ResponseOwners
+from router.forward.shared import shared_state
+from router.forward.streaming import cancel_on_disconnect
+from router.ledger.accounting import UsageRecorder, UsageRow
 from router.redact import redact_urls
-from router.response_ids import ResponseOwners
-from router.shadow import ShadowRuns
-from router.shared import shared_state
-from router.streaming import cancel_on_disconnect
+from router.shadow.runs import ShadowRuns
 
 log = logging.getLogger("offload.app")
 
@@ -86,7 +86,7 @@ class ProxyState:
     def finish(self, row: UsageRow) -> None:
         """A request is over: count it, queue its row (never waits on the database) and
         settle the tokens admit() reserved for it with what it really used."""
-        from router.limits import current_reservation
+        from router.edge.limits import current_reservation
 
         self.metrics.observe(row)
         self.recorder.record(row)
@@ -100,7 +100,7 @@ class ProxyState:
     async def admit(self, request: Request) -> Caller | None:
         """The authenticated caller, counted against its per-minute limits (401/429), with an
         estimate of its tokens (Content-Length, a default output) held until finish()."""
-        from router.limits import current_reservation, estimate_tokens
+        from router.edge.limits import current_reservation, estimate_tokens
 
         caller = self.keys.caller(request.headers)
         length = request.headers.get("content-length", "")

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import uvicorn
 
-from router.accounting import UsageRecorder
 from router.app import ProxyState, create_app
 from router.config import Config, parse_config
-from router.demo import CLOUD_MODEL, LOCAL_MODEL, simulated_backends
+from router.ledger.accounting import UsageRecorder
+from router.ops.demo import CLOUD_MODEL, LOCAL_MODEL, simulated_backends
 
 # The cloud's API key, shared by make_config and the conftest fixtures (the models are the demo's).
 CLOUD_KEY = "sk-cloud-secret-0123456789"

@@ -14,9 +14,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from router import db
-from router.accounting import COLUMNS, UsageRecorder, UsageRow, insert_rows, row_values
 from router.config import DatabaseConfig
+from router.ledger import db
+from router.ledger.accounting import COLUMNS, UsageRecorder, UsageRow, insert_rows, row_values
 
 T0 = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)
 
@@ -184,7 +184,7 @@ async def test_record_after_stop_is_spooled_and_replayed_next_start(tmp_path: Pa
 async def test_slow_database_never_blocks_the_event_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import router.accounting as accounting
+    import router.ledger.accounting as accounting
 
     real_insert = accounting.insert_rows
 

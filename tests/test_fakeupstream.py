@@ -17,7 +17,7 @@ import httpx
 import openai
 import pytest
 
-from router.fakeupstream import (
+from router.fake.upstream import (
     REASONING,
     Behaviour,
     RunningFake,

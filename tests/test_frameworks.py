@@ -52,7 +52,7 @@ from pydantic_ai.models.openai import OpenAIResponsesModel as PydanticResponsesM
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from classifier import IntentModel
-from router.fakeupstream import (
+from router.fake.upstream import (
     REASONING,
     Behaviour,
     RunningFake,

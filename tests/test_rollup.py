@@ -20,11 +20,11 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from router import db, report
-from router.accounting import UsageRecorder, UsageRow, insert_rows, row_values
 from router.config import Config, DatabaseConfig
 from router.console import queries
-from router.models import usage_table
+from router.ledger import db, report
+from router.ledger.accounting import UsageRecorder, UsageRow, insert_rows, row_values
+from router.ledger.models import usage_table
 from tests.test_report import config_for
 
 MONTHS = ("2026-08", "2026-09", "2026-10")

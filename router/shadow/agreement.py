@@ -1,6 +1,6 @@
 """Do two answers to the same request agree? Judged only where a machine can judge it.
 
-Shadow runs (``router/shadow.py``) pair a cloud answer with a local arm's answer to the
+Shadow runs (``router/shadow/runs.py``) pair a cloud answer with a local arm's answer to the
 same request. Most answers cannot be compared mechanically; three kinds can:
 
 * **maths**: the final answer, the last ``\\boxed{...}`` or else the last number, equal

@@ -28,15 +28,15 @@ _CONFIG_HELP = "config file (default: $OFFLOAD_CONFIG, else ./config/router.yaml
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     commands: dict[str, Callable[[list[str]], int]] = {
-        "init": _delegate("router.init"),
+        "init": _delegate("router.ops.init"),
         "serve": serve,
         "classify": classify,
-        "report": _delegate("router.report"),
+        "report": _delegate("router.ledger.report"),
         "db": db,
-        "vllm-command": _delegate("router.recipe"),
-        "demo": _delegate("router.demo"),
-        "export": _delegate("router.export"),
-        "compare": _delegate("router.compare"),
+        "vllm-command": _delegate("router.config.recipe"),
+        "demo": _delegate("router.ops.demo"),
+        "export": _delegate("router.ledger.export"),
+        "compare": _delegate("router.ledger.compare"),
         "eval": _delegate("classifier.evaluate"),
         "train": _delegate("classifier.train"),
     }
@@ -86,7 +86,7 @@ def serve(args: list[str]) -> int:
     config = load_config(opts.config)
     host = opts.host or config.server.host
     port = opts.port if opts.port is not None else config.server.port
-    from router.auth import KeyStore
+    from router.edge.auth import KeyStore
 
     if KeyStore(config.auth).open:
         if host not in _LOOPBACK:
@@ -94,7 +94,7 @@ def serve(args: list[str]) -> int:
             host = "127.0.0.1"
         else:
             log.warning("no client key is configured: any local process may call the proxy")
-    from router.server import guarded_protocol, head_limits, raise_descriptor_limit, return_freed_memory
+    from router.edge.server import guarded_protocol, head_limits, raise_descriptor_limit, return_freed_memory
 
     return_freed_memory()
 
@@ -113,7 +113,7 @@ def serve(args: list[str]) -> int:
             port=port,
             loop="uvloop",
             # httptools, with a head timeout, head size and count limits and a
-            # connection cap that uvicorn lacks (router/server.py).
+            # connection cap that uvicorn lacks (router/edge/server.py).
             http=guarded_protocol(limits),
             access_log=False,
             log_level="warning",
@@ -153,7 +153,7 @@ def _prepare_database(config: Config, config_file: str | None) -> None:
         return
     from sqlalchemy.exc import OperationalError
 
-    from router.db import SchemaOutOfDate, ensure_schema
+    from router.ledger.db import SchemaOutOfDate, ensure_schema
 
     try:
         ensure_schema(config.database.url, config_file)
@@ -178,7 +178,7 @@ def classify(args: list[str]) -> int:
     if not opts.batch and opts.text is None:
         parser.error("give TEXT or --batch FILE")
     from router.config import load_config
-    from router.policy import Policy, load_classifier
+    from router.decide.policy import Policy, load_classifier
 
     config = load_config(opts.config)
     policy = Policy(config, load_classifier(config.routing.classifier_weights))
@@ -236,8 +236,8 @@ def db(args: list[str]) -> int:
     parser.add_argument("action", choices=["upgrade", "current"])
     parser.add_argument("--config", help=_CONFIG_HELP)
     opts = parser.parse_args(args)
-    from router import db as database
     from router.config import load_config
+    from router.ledger import db as database
 
     config = load_config(opts.config)
 

@@ -2,7 +2,7 @@
 
 Everything runs in this process: a simulated local vLLM box and a simulated
 cloud provider (with an API key, like the real one), each the fake upstream of
-:mod:`router.fakeupstream` on a thread of its own, and the real proxy app under
+:mod:`router.fake.upstream` on a thread of its own, and the real proxy app under
 uvicorn with a SQLite database in a temporary directory.
 A small batch of agent-style requests goes through the proxy over HTTP (a
 coding task, a tool-loop turn, a hard integral, a launch blog post, then a
@@ -35,12 +35,12 @@ import httpx
 import orjson
 import uvicorn
 
-from router.accounting import UsageRecorder, UsageRow
 from router.app import create_app
 from router.config import Config, DatabaseConfig, parse_config
-from router.fakeupstream import Fake, RunningFake
-from router.policy import Classifier, load_classifier
-from router.report import month_bounds
+from router.decide.policy import Classifier, load_classifier
+from router.fake.upstream import Fake, RunningFake
+from router.ledger.accounting import UsageRecorder, UsageRow
+from router.ledger.report import month_bounds
 
 LOCAL_MODEL = "poolside/Laguna-S-2.1-NVFP4"
 CLOUD_MODEL = "gpt-5.1"
@@ -222,7 +222,7 @@ def demo_requests() -> list[DemoRequest]:
     session = [
         {"role": "system", "content": _AGENT_SYSTEM},
         *user("Get to know the request intake and the rate limits first."),
-        *_read_earlier(["intake.py", "limits.py"]),
+        *_read_earlier(["edge/intake.py", "edge/limits.py"]),
         {"role": "assistant", "content": "I have read both modules."},
     ]
     call_id = "chatcmpl-tool-" + uuid.uuid4().hex[:24]  # a call the local box made earlier
@@ -358,7 +358,7 @@ def print_report(config: Config, rows: list[UsageRow], out: Callable[[str], None
     """The month's report from SQL; per-route totals from this run's rows if the report is unavailable."""
     month = datetime.now(UTC).strftime("%Y-%m")
     try:
-        from router.report import build_report, render
+        from router.ledger.report import build_report, render
 
         report = build_report(config, month)
         out(render(report, "table").rstrip())
@@ -464,7 +464,7 @@ async def wait_for_shadow(recorder: TappedRecorder, timeout: float = 5.0) -> Non
 
 def print_comparison(config: Config, out: Callable[[str], None]) -> None:
     """``offload compare`` for this month: the shadowed maths request beside the cloud's answer."""
-    from router.compare import cloud_spend, pairs, render, summarise
+    from router.ledger.compare import cloud_spend, pairs, render, summarise
 
     start, end = month_bounds(datetime.now(UTC).strftime("%Y-%m"))
     lines = summarise(config, pairs(config, start, end), cloud_spend(config, start, end))

@@ -4,15 +4,15 @@ One process needs nothing shared: every count lives in it. That is
 :class:`InProcess`, the default, and it is exactly how a single replica has
 always behaved. Several replicas behind a load balancer configure
 ``state: {redis_url: ..., replicas: N}``, and the same three small interfaces are
-served from Redis instead (:mod:`router.shared_redis`):
+served from Redis instead (:mod:`router.forward.shared_redis`):
 
 * :class:`Slots`: in-flight slots per endpoint, for ``Backend.acquire``,
   ``release`` and ``take_idle``, so that spill, queue and shadow decisions read
   the count of every replica;
 * :class:`WindowStore`: per-key requests and tokens per minute, for
-  :class:`router.limits.RateLimits`;
+  :class:`router.edge.limits.RateLimits`;
 * :class:`OwnerStore`: response id → backend, for
-  :class:`router.response_ids.ResponseOwners`.
+  :class:`router.forward.response_ids.ResponseOwners`.
 
 Each Redis implementation falls back to the in-process behaviour the moment
 Redis fails or is slow, and comes back on its own: a request never waits on, or
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from router.backends import Endpoint
     from router.config import StateConfig
+    from router.forward.backends import Endpoint
 
 
 class Slots(Protocol):
@@ -116,12 +116,12 @@ class LocalSlots:
 class Refused(NamedTuple):
     """A shared window's refusal: which budget ran out, and when the next request fits."""
 
-    what: str  # "requests" or "tokens", as router.limits names them
+    what: str  # "requests" or "tokens", as router.edge.limits names them
     wait_s: float
 
 
 class WindowStore(Protocol):
-    """Per-key windows that several replicas admit against (router/limits.py)."""
+    """Per-key windows that several replicas admit against (router/edge/limits.py)."""
 
     async def admit(self, name: str, rpm: int | None, tpm: int | None, reserve: int) -> str | Refused | None:
         """Count a request and hold ``reserve`` tokens: the reservation's id, a refusal, or
@@ -139,7 +139,7 @@ class WindowStore(Protocol):
 
 
 class InProcessWindows:
-    """Decides nothing: router.limits.RateLimits's own windows are the in-process ones."""
+    """Decides nothing: router.edge.limits.RateLimits's own windows are the in-process ones."""
 
     async def admit(self, name: str, rpm: int | None, tpm: int | None, reserve: int) -> str | Refused | None:
         return None
@@ -152,7 +152,7 @@ class InProcessWindows:
 
 
 class OwnerStore(Protocol):
-    """Response id → the backend that minted it, beyond this process (router/response_ids.py)."""
+    """Response id → the backend that minted it, beyond this process (router/forward/response_ids.py)."""
 
     def put(self, response_id: str, backend: str) -> None:
         """Record an owner. Never waits."""
@@ -219,7 +219,7 @@ def shared_state(config: StateConfig | None) -> SharedState:
     """In process without a ``state:`` key, else through Redis (imported only then)."""
     if config is None:
         return InProcess()
-    from router.shared_redis import RedisState
+    from router.forward.shared_redis import RedisState
 
     return RedisState(config)
 

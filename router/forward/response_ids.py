@@ -20,7 +20,7 @@ from collections import OrderedDict
 import sqlalchemy as sa
 
 from router.config import DatabaseConfig
-from router.shared import IN_PROCESS_OWNERS, OwnerStore
+from router.forward.shared import IN_PROCESS_OWNERS, OwnerStore
 
 log = logging.getLogger("offload.response_ids")
 
@@ -62,7 +62,7 @@ class ResponseOwners:
         """Read the newest minted ids back from the usage rows (blocking: run it in a thread)."""
         if not database.enabled:
             return 0
-        from router.db import make_engine  # the database layer is only needed here
+        from router.ledger.db import make_engine  # the database layer is only needed here
 
         try:
             engine = make_engine(database.url, pooled=False)

@@ -1,9 +1,9 @@
 """``offload compare --month YYYY-MM [--intent math]``: what the shadow runs found.
 
-Each shadow run (``router/shadow.py``) is a usage row with ``shadow_of`` naming the real,
+Each shadow run (``router/shadow/runs.py``) is a usage row with ``shadow_of`` naming the real,
 cloud-served request it copied. Per intent and local arm this reports: how many pairs ran;
 the local arm's tokens, latency and errors beside the cloud's for the same requests; how
-often the two answers agreed where a machine could judge (``router/agreement.py``); and
+often the two answers agreed where a machine could judge (``router/shadow/agreement.py``); and
 the money that would have moved had the intent been routed to the box: the month's cloud
 spend on that intent, with the agreement rate as the evidence for or against doing so.
 """
@@ -19,9 +19,9 @@ import orjson
 import sqlalchemy as sa
 
 from router.config import Config, load_config
-from router.db import make_engine, sqlite_file_missing
-from router.models import usage_table
-from router.report import cost, month_bounds
+from router.ledger.db import make_engine, sqlite_file_missing
+from router.ledger.models import usage_table
+from router.ledger.report import cost, month_bounds
 
 
 def pairs(config: Config, start: datetime, end: datetime, intent: str | None = None) -> list[dict[str, Any]]:

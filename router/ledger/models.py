@@ -142,7 +142,7 @@ usage_table = Table(
 class UsageDaily(Base):
     """The real traffic of one UTC day, summed by the dimensions the month's readers group by.
 
-    ``offload report`` (``router.report``) and the console's daily trend
+    ``offload report`` (``router.ledger.report``) and the console's daily trend
     (``router.console.queries.daily``) read this instead of a month of ``usage`` rows.
     Database triggers (migration 0006) keep it: every row inserted into ``usage``
     (by the writer, a spool replay, a journal recovery, or by hand) is added in the

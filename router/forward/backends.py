@@ -22,8 +22,8 @@ from typing import Any
 import aiohttp
 
 from router.config import KIND_APIS, BackendConfig, Config, HealthConfig
+from router.forward.shared import LocalSlots, Slots
 from router.redact import redact_url
-from router.shared import LocalSlots, Slots
 
 log = logging.getLogger("offload.backends")
 
@@ -170,7 +170,7 @@ class Server:
     slot_freed: asyncio.Event = field(default_factory=asyncio.Event)
     # Shadow runs holding a slot here, oldest first: real traffic takes their slots back.
     shadows: list[asyncio.Task[Any]] = field(default_factory=list)
-    # Where its in-flight slots are counted: in this process, or across replicas (router/shared.py).
+    # Where its in-flight slots are counted: in this process, or across replicas (router/forward/shared.py).
     slots: Slots = field(default_factory=LocalSlots)
 
     @classmethod
@@ -393,7 +393,7 @@ class Pool:
 
     def __init__(self, config: Config, slots: Slots | None = None) -> None:
         self.config = config
-        self.slots = slots or LocalSlots()  # one count for every server (router/shared.py)
+        self.slots = slots or LocalSlots()  # one count for every server (router/forward/shared.py)
         servers = {
             name: Server.at(bc.urls, config.health, self.slots)
             for name, bc in config.backends.items()

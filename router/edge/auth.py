@@ -22,7 +22,7 @@ log = logging.getLogger("offload.auth")
 class Caller:
     name: str
     routes: frozenset[str] | None  # None: any route
-    admin: bool = False  # (per-key limits live in router.limits.RateLimits)
+    admin: bool = False  # (per-key limits live in router.edge.limits.RateLimits)
 
 
 def _digest(token: str) -> bytes:

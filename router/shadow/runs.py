@@ -4,7 +4,7 @@ A cloud-bound request of an intent named in ``routing.shadow_runs.intents`` is a
 the cloud as usual. When the local box has more than ``reserve_slots`` free slots, a
 sampled share of those requests is also sent, in the background and not streamed, to a
 local arm (for example ``local-thinking``, a variant of ``local`` with thinking on). Its
-answer is judged against the cloud's (``router/agreement.py``) and stored as a usage row of
+answer is judged against the cloud's (``router/shadow/agreement.py``) and stored as a usage row of
 its own, ``shadow_of`` the real request: ``offload compare`` reads the pairs.
 
 What keeps it harmless:
@@ -30,11 +30,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from router.accounting import UsageRow
-from router.agreement import judge
-from router.backends import Pool, Unavailable
 from router.config import ShadowRunsConfig
-from router.proxy import Call, Forwarder, UpstreamFailure
+from router.forward.backends import Pool, Unavailable
+from router.forward.proxy import Call, Forwarder, UpstreamFailure
+from router.ledger.accounting import UsageRow
+from router.shadow.agreement import judge
 
 log = logging.getLogger("offload.shadow")
 

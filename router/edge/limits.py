@@ -21,7 +21,7 @@ never settled (a request that ended before the proxy could charge it) lapses
 after a minute.
 
 With several replicas and a ``state:`` key, :meth:`RateLimits.enter` admits
-against one set of windows in Redis (router/shared_redis.py: the same
+against one set of windows in Redis (router/forward/shared_redis.py: the same
 arithmetic, so a key's minute is the same whichever replica it reaches). These
 in-process windows are that store's fallback: while Redis is away, each replica
 enforces the limits on its own share of the traffic, as a lone process does.
@@ -39,7 +39,7 @@ from typing import Any
 
 from router.config import ClientKey
 from router.errors import ProxyError
-from router.shared import IN_PROCESS_WINDOWS, Refused, WindowStore
+from router.forward.shared import IN_PROCESS_WINDOWS, Refused, WindowStore
 
 WINDOW_S = 60.0
 TOKENS_PER_BYTE = 0.25  # a prompt's tokens from its request body's size: generous for JSON

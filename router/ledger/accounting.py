@@ -48,13 +48,13 @@ from sqlalchemy import Dialect, Engine, Float, Integer, String, Text
 from sqlalchemy.exc import DataError, IntegrityError
 
 from router.config import DatabaseConfig
-from router.db import SchemaOutOfDate, describe_error, ensure_schema, make_engine
-from router.models import UsageRow, usage_table
+from router.ledger.db import SchemaOutOfDate, describe_error, ensure_schema, make_engine
+from router.ledger.models import UsageRow, usage_table
 
 log = logging.getLogger("offload.accounting")
 
 
-# Every UsageRow field is a column of ``usage`` (router.models builds the table from them).
+# Every UsageRow field is a column of ``usage`` (router.ledger.models builds the table from them).
 COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(UsageRow))
 _TEXT = ("prompt_text", "completion_text")
 # SQLite allows 32,766 bind parameters per statement: a batch bigger than this

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from classifier.model import DEFAULT_ROUTES, INTENTS
 
 # Where the config is looked for when none is named: relative to the working directory, where
-# a checkout has it and `offload init` writes it (router/init.py). Never beside the
+# a checkout has it and `offload init` writes it (router/ops/init.py). Never beside the
 # package: an installed wheel has no config/ folder.
 DEFAULT_CONFIG_PATH = Path("config") / "router.yaml"
 NO_CONFIG = (
@@ -65,7 +65,7 @@ class ServerConfig(_Strict):
     # Seconds to let in-flight requests finish after SIGTERM.
     shutdown_grace_s: float = Field(30.0, ge=0)
     # Before a request's headers are complete the client is anonymous: these bound what
-    # it may hold (router/server.py). A connection that has not sent its whole request
+    # it may hold (router/edge/server.py). A connection that has not sent its whole request
     # head this long after connecting (or after its previous response) is closed.
     header_timeout_s: float = Field(10.0, gt=0)
     max_header_bytes: int = Field(32 * 1024, ge=1024)  # request line and headers; 431 past it
@@ -75,7 +75,7 @@ class ServerConfig(_Strict):
     # what the descriptor limit (RLIMIT_NOFILE) leaves room for.
     max_connections: int = Field(4096, gt=0)
     # tokens_per_minute: the output tokens reserved at admission for a request that
-    # names no max_tokens (router/limits.py); its real usage replaces them at the end.
+    # names no max_tokens (router/edge/limits.py); its real usage replaces them at the end.
     reserve_output_tokens: int = Field(1024, ge=0)
 
 
@@ -259,7 +259,7 @@ _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 class StateConfig(_Strict):
-    """State the replicas share through Redis (router/shared.py): in-flight slots per
+    """State the replicas share through Redis (router/forward/shared.py): in-flight slots per
     endpoint, per-key limits and response ids. Without a ``state:`` key everything is
     counted in process, as one replica always has."""
 
@@ -752,7 +752,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     if any(b.recipe for b in config.backends.values()):
         # The serving recipe decides max_concurrency and context_window, so the
         # router and the vLLM server never disagree. (Imported here: it imports us.)
-        from router.recipe import apply_recipes
+        from router.config.recipe import apply_recipes
 
         config = apply_recipes(config, file)
     return config

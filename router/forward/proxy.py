@@ -22,14 +22,14 @@ from typing import Any
 import aiohttp
 from starlette.responses import Response
 
-from router.accounting import UsageRow
-from router.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.config import CapacityConfig
+from router.decide.policy import PINNED, Decision
 from router.dialects import Adapted, Dialect, Usage, Whole
 from router.errors import ProxyError, SecretMask, normalise_upstream_error
-from router.policy import PINNED, Decision
-from router.response_ids import ResponseOwners
-from router.streaming import RelayResponse
+from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
+from router.forward.response_ids import ResponseOwners
+from router.forward.streaming import RelayResponse
+from router.ledger.accounting import UsageRow
 
 log = logging.getLogger("offload.proxy")
 

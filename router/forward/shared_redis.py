@@ -1,6 +1,6 @@
 """The replicas' shared state in Redis: slot leases, per-key windows, response ids.
 
-Imported only when the config has a ``state:`` key (router/shared.py). Three
+Imported only when the config has a ``state:`` key (router/forward/shared.py). Three
 things are shared, each behind the interface its in-process counterpart serves:
 
 * **Slot leases** (:class:`SharedSlots`). Per endpoint URL, a sorted set of
@@ -11,7 +11,7 @@ things are shared, each behind the interface its in-process counterpart serves:
   dies (SIGKILL, OOM, a lost node) holds nothing once its leases expire. The
   scripts read Redis's own clock, the one clock every replica agrees on.
 * **Per-key windows** (:class:`SharedWindows`): the sliding minute of
-  router/limits.py (requests counted at admission, tokens reserved at admission
+  router/edge/limits.py (requests counted at admission, tokens reserved at admission
   and replaced by the real usage at the end), as sorted sets and two sums per
   key, admitted in one script with the same arithmetic and Retry-After.
 * **Response ids** (:class:`SharedOwners`): one key per id with a TTL.
@@ -43,12 +43,12 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from router.config import StateConfig
-from router.limits import WINDOW_S
+from router.edge.limits import WINDOW_S
+from router.forward.shared import Refused
 from router.redact import redact_url
-from router.shared import Refused
 
 if TYPE_CHECKING:
-    from router.backends import Endpoint
+    from router.forward.backends import Endpoint
 
 log = logging.getLogger("offload.shared")
 
@@ -111,7 +111,7 @@ return redis.call('ZCARD', KEYS[1])
 
 # One key's windows. KEYS: requests (id → admitted at), tokens ("id:n" → charged at),
 # reserved ("id:n" → admitted at), sums (hash: tokens, reserved). Entries leave the
-# window when they are a window old, as in router/limits.py (_Window.expire).
+# window when they are a window old, as in router/edge/limits.py (_Window.expire).
 _EXPIRE = """
 local window = tonumber(ARGV[2])
 local start = now - window
@@ -529,7 +529,7 @@ class SharedSlots:
 
 
 class SharedWindows:
-    """Per-key windows in Redis (router/limits.py's arithmetic, in Lua). Admission waits
+    """Per-key windows in Redis (router/edge/limits.py's arithmetic, in Lua). Admission waits
     for Redis; a settlement never does: it rides on the key's next admission from this
     replica, or goes with the others after ``RELEASE_FLUSH_S``, one call per key."""
 
@@ -618,7 +618,7 @@ class SharedOwners:
 
 
 class RedisState:
-    """``state:`` configured: the three interfaces of router/shared.py, served from Redis."""
+    """``state:`` configured: the three interfaces of router/forward/shared.py, served from Redis."""
 
     def __init__(self, config: StateConfig, clock: Callable[[], float] | None = None) -> None:
         self.config = config

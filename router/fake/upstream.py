@@ -43,7 +43,7 @@ can recompute them: :func:`prompt_tokens` and :func:`cache_split` for the
 input, ``within_limit(api, body, plan_reply(...)).output_tokens`` for the
 output of Responses and Messages.
 
-Run it as a process (``python -m router.fakeupstream --port P --mode vllm``)
+Run it as a process (``python -m router.fake.upstream --port P --mode vllm``)
 so tests can kill it, or in a thread with :func:`start_in_thread`. Tests steer
 it through ``POST /_fake/config`` (fields of :class:`Behaviour`) and read what
 it received (path, query string, headers, body) from ``GET /_fake/state``.

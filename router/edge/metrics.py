@@ -18,13 +18,13 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, disable_cre
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from router.backends import BREAKER_CODES
 from router.config import APIS, INTENTS
 from router.errors import ProxyError
+from router.forward.backends import BREAKER_CODES
 
 if TYPE_CHECKING:
-    from router.accounting import UsageRecorder, UsageRow
-    from router.backends import Backend, Pool
+    from router.forward.backends import Backend, Pool
+    from router.ledger.accounting import UsageRecorder, UsageRow
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # The *_created series double every counter for no dashboard's benefit.
@@ -48,7 +48,7 @@ REJECT_REASONS = (
     "too_large", "body_timeout", "invalid_request", "not_found",
 )  # fmt: skip
 # By the status of the ProxyError the proxy answered with; 429 is split by the
-# budget that ran out (the error's ``param``: see router/limits.py).
+# budget that ran out (the error's ``param``: see router/edge/limits.py).
 _REJECT_BY_STATUS = {
     400: "invalid_request",  # malformed JSON or Content-Length, bad fields or messages, unknown route header
     401: "unauthorized",  # missing or unknown client key

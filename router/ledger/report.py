@@ -11,7 +11,7 @@ Per-route counts include failed requests (``errors``); the local share of
 requests counts answered ones only. Local tokens are valued at the prices of
 the local backend's first cloud fallback, else of the first cloud backend.
 
-The figures are read from ``usage_daily`` (``router.models.UsageDaily``), the
+The figures are read from ``usage_daily`` (``router.ledger.models.UsageDaily``), the
 per-day sums that database triggers keep as rows are written: the same numbers
 as aggregating the month's ``usage`` rows, without reading them.
 """
@@ -32,8 +32,8 @@ import orjson
 from sqlalchemy import Select, func, inspect, select
 
 from router.config import Config, ConfigError, Price, load_config
-from router.db import SchemaOutOfDate, make_engine, sqlite_file_missing
-from router.models import UsageDaily, usage_daily_table, usage_table
+from router.ledger.db import SchemaOutOfDate, make_engine, sqlite_file_missing
+from router.ledger.models import UsageDaily, usage_daily_table, usage_table
 
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
 _TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
@@ -101,7 +101,7 @@ def _add(into: dict[str, int], row: dict[str, Any]) -> None:
 
 def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any]]:
     """The month's sums by the dimensions the report needs: one read of the per-day
-    rollup (``router.models.UsageDaily``), a few hundred rows, not a month of requests."""
+    rollup (``router.ledger.models.UsageDaily``), a few hundred rows, not a month of requests."""
     if sqlite_file_missing(config.database.url):
         return []  # do not create an empty database file just to report on it
     engine = make_engine(config.database.url, pooled=False)
@@ -124,7 +124,7 @@ def month_sums(start: datetime, end: datetime) -> Select[Any]:
     """Counts and token sums of the real traffic of ``[start, end)`` (UTC midnights), by
     route, backend, intent, api, fallback and fallback reason; NULL where the rows had none.
 
-    Shadow runs (router/shadow.py) are evidence, not traffic: the rollup leaves them out
+    Shadow runs (router/shadow/runs.py) are evidence, not traffic: the rollup leaves them out
     and `offload compare` reads them. Groups whose rows were all deleted again sum to zero
     requests and are left out, so that an emptied month reads as empty.
     """

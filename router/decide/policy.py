@@ -21,11 +21,11 @@ import logging
 from typing import Any, NamedTuple, Protocol
 
 from router.config import Config
+from router.decide.rules import Rules
 from router.dialects import CHAT, Dialect
 from router.dialects.base import type_of
 from router.errors import ProxyError
-from router.response_ids import ResponseOwners
-from router.rules import Rules
+from router.forward.response_ids import ResponseOwners
 
 log = logging.getLogger("offload.policy")
 

@@ -42,10 +42,10 @@ import orjson
 import sqlalchemy as sa
 
 from router.config import Config, load_config
-from router.db import make_engine
 from router.dialects import BY_PATH, CHAT, Dialect
-from router.models import labels_table, usage_table
-from router.report import month_bounds
+from router.ledger.db import make_engine
+from router.ledger.models import labels_table, usage_table
+from router.ledger.report import month_bounds
 
 SELECTIONS = ("low-confidence", "disagreements", "sample", "labelled", "pairs", "all")
 _DIALECTS: dict[str, Dialect] = {d.endpoint: d for d in BY_PATH.values()}
@@ -85,7 +85,7 @@ def select_rows(
     elif selection == "disagreements":
         query = query.where(u.shadow_route.is_not(None), u.shadow_route != u.route)
     elif selection == "pairs":
-        # Shadow runs (router/shadow.py) beside the real requests they copied, for grading.
+        # Shadow runs (router/shadow/runs.py) beside the real requests they copied, for grading.
         shadow = usage_table.alias("shadow")
         query = query.join(shadow, shadow.c.shadow_of == u.request_id).add_columns(
             u.completion_text.label("cloud_answer"),
