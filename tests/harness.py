@@ -10,8 +10,9 @@ from typing import Any
 import httpx
 import uvicorn
 
-from router.app import ProxyState, create_app
+from router.app import create_app
 from router.config import Config, parse_config
+from router.edge.state import ProxyState
 from router.ledger.accounting import UsageRecorder
 from router.ops.demo import CLOUD_MODEL, LOCAL_MODEL, simulated_backends
 
@@ -104,7 +105,7 @@ class ProxyServer:
 
     @property
     def state(self) -> ProxyState:
-        """The app's pool, recorder, limits...: what one request needs (router.app.ProxyState)."""
+        """The app's pool, recorder, limits...: what one request needs (router.edge.state.ProxyState)."""
         return self.app.state.proxy
 
     @property

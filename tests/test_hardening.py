@@ -691,7 +691,7 @@ def test_admin_state_needs_an_admin_key_and_redacts_secrets(keyed):
 
 
 def test_redaction_covers_urls_and_future_secret_fields():
-    from router.app import _redact
+    from router.redact import redact_secrets as _redact
 
     tree = {
         "database": {"url": "postgresql+psycopg://offload:hunter2@db:5432/offload"},

@@ -26,15 +26,12 @@ from router.dialects import CHAT, Dialect
 from router.dialects.base import type_of
 from router.errors import ProxyError
 from router.forward.response_ids import ResponseOwners
+from router.tokens import prompt_tokens
 
 log = logging.getLogger("offload.policy")
 
 # Content-part types the local text-only model cannot read.
 _MEDIA_PARTS = frozenset({"image_url", "input_image", "image", "input_audio", "audio", "file", "input_file"})
-# Bytes of request body per prompt token, erring on the high side of token
-# count (code and JSON tokenise denser than prose), so that an over-long
-# request goes to the cloud rather than to a certain 400 from vLLM.
-_BYTES_PER_TOKEN = 3.0
 PINNED = "previous_response"  # the reason of a decision that must not fall back
 
 
@@ -197,7 +194,7 @@ class Policy:
         if isinstance(messages, list) and not self._local_media and _has_media(messages):
             return self._cloud_or_default("media")
         # Before the tool loop: a turn the local box cannot hold goes to the cloud whatever its task.
-        if self._local_context and body_size / _BYTES_PER_TOKEN > self._local_context:
+        if self._local_context and prompt_tokens(body_size) > self._local_context:
             return self._cloud_or_default("context_overflow")
         if isinstance(messages, list) and _in_tool_loop(view, messages):
             return self._tool_loop(view, messages)

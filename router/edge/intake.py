@@ -8,6 +8,7 @@ passes through untouched for the upstream to judge.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -25,6 +26,14 @@ from router.errors import ProxyError
 _CLOSE = {"Connection": "close"}
 
 
+def declared_length(headers: Mapping[str, str]) -> int | None:
+    """The body's declared Content-Length, or None when there is none or it is not a
+    decimal number (the one reading of the header: the body's limit and the token estimate)."""
+    value = headers.get("content-length")
+    # isascii: str.isdigit() is also true for "²", which int() rejects.
+    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+
+
 async def read_body(request: Request, limits: ServerConfig) -> bytes:
     """The raw body, refusing (413) as soon as it passes ``max_body_bytes``.
 
@@ -32,15 +41,11 @@ async def read_body(request: Request, limits: ServerConfig) -> bytes:
     a chunked body is read up to the limit and no further. A body that takes
     longer than the read timeout to arrive gets 408.
     """
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        # isascii: str.isdigit() is also true for "²", which int() rejects.
-        if not (declared.isascii() and declared.isdigit()):
-            raise ProxyError(
-                400, "invalid Content-Length header", code="invalid_content_length", headers=_CLOSE
-            )
-        if int(declared) > limits.max_body_bytes:
-            raise _too_large(limits)
+    declared = declared_length(request.headers)
+    if declared is None and "content-length" in request.headers:
+        raise ProxyError(400, "invalid Content-Length header", code="invalid_content_length", headers=_CLOSE)
+    if declared is not None and declared > limits.max_body_bytes:
+        raise _too_large(limits)
     timeout = limits.body_read_timeout_s
     try:
         async with asyncio.timeout(timeout):

@@ -33,16 +33,14 @@ import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from router.config import ClientKey
 from router.errors import ProxyError
-from router.forward.shared import IN_PROCESS_WINDOWS, Refused, WindowStore
+from router.forward.shared import IN_PROCESS_WINDOWS, WINDOW_S, Refused, WindowStore
+from router.tokens import prompt_tokens
 
-WINDOW_S = 60.0
-TOKENS_PER_BYTE = 0.25  # a prompt's tokens from its request body's size: generous for JSON
 DEFAULT_OUTPUT_TOKENS = 1024  # reserved when a request names no output cap
 _OUTPUT_CAPS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
@@ -60,7 +58,7 @@ def estimate_tokens(
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             output = value
             break
-    return int(max(size, 0) * TOKENS_PER_BYTE) + output
+    return prompt_tokens(size) + output
 
 
 @dataclass(slots=True, eq=False)
@@ -77,10 +75,6 @@ class Reservation:
 
 # What admit() gives a caller without limits: settle() has nothing to do.
 UNLIMITED = Reservation(None, 0, 0.0, settled=True)
-
-# The current request's reservation, for code that only sees the finished usage row
-# (ProxyState.finish in router/app.py). Each request runs in its own task, with its own copy of the context.
-current_reservation: ContextVar[Reservation] = ContextVar("offload_reservation", default=UNLIMITED)
 
 
 @dataclass(slots=True)

@@ -6,8 +6,9 @@ serialises it once. Before the first byte reaches the client, a failure moves
 the request to the next candidate (``Pool.candidates``: the decided backend
 and its ``routing.fallbacks``, each serving the request's API, and only those
 the caller's key may use); after it, a stream ends the way its API ends a
-failure, never in a silent truncation. Every request's usage row is settled in
-one place, :meth:`Forwarder.settle`.
+failure, never in a silent truncation. Nothing here changes the call: every request
+ends in one immutable :class:`~router.forward.call.Outcome`, built in one place
+(:meth:`Forwarder._settle`) and handed to ``finish`` (its usage row, metrics, limits).
 """
 
 from __future__ import annotations
@@ -16,20 +17,21 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from starlette.responses import Response
+from starlette.types import Receive
 
 from router.config import CapacityConfig
-from router.decide.policy import PINNED, Decision
-from router.dialects import Adapted, Dialect, Usage, Whole
+from router.decide.policy import PINNED
+from router.dialects import Adapted, Usage, Whole
 from router.errors import ProxyError, SecretMask, normalise_upstream_error
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
+from router.forward.call import Call, Outcome, Served
 from router.forward.response_ids import ResponseOwners
-from router.forward.streaming import RelayResponse
-from router.ledger.accounting import UsageRow
+from router.forward.streaming import RelayResponse, cancel_on_disconnect
 
 log = logging.getLogger("offload.proxy")
 
@@ -53,33 +55,11 @@ class AnswerTooLarge(Exception):
 
 
 @dataclass(slots=True)
-class Call:
-    """One request on its way through the forwarder, as plain data."""
+class _Trail:
+    """How far one forward() got: what a client leaving midway settles with."""
 
-    dialect: Dialect
-    body: dict[str, Any]
-    decision: Decision
-    row: UsageRow
-    t0: float  # perf_counter at arrival
-    client_model: str | None = None  # the client's model name, when the proxy does not know it
-    headers: dict[str, str] | None = None  # client headers that travel upstream (anthropic-version...)
-    query: str = ""  # the client's query string, passed on (Claude Code's ?beta=true)
-    allowed: frozenset[str] | None = None  # backends and routes the caller's key may use
-    thinking_note: str = ""  # the x-offload-thinking header, once a backend answers
-    # Set when a shadow run waits for the real answer's text, to judge its own against it.
-    answer: asyncio.Future[str | None] | None = None
-    answer_text: str | None = None
-
-    def answered(self) -> None:
-        """The client has its whole answer (called once the response is sent): a waiting
-        shadow run may start now, without sharing a moment with the real request."""
-        if self.answer is not None and not self.answer.done():
-            self.answer.set_result(self.answer_text)
-
-    @property
-    def wants_text(self) -> bool:
-        """Collect the answer's text: to store it (database.store_text) or for a shadow run."""
-        return self.row.prompt_text is not None or self.answer is not None
+    served: Served | None = None
+    failures: list[Unavailable] = field(default_factory=list)
 
 
 class Forwarder:
@@ -87,64 +67,79 @@ class Forwarder:
         self,
         pool: Pool,
         capacity: CapacityConfig,
-        finish: Callable[[UsageRow], None],
+        finish: Callable[[Call, Outcome], None],
         on_fallback: Callable[[str, str, str], None],
         mask: SecretMask,
         owners: ResponseOwners,
     ) -> None:
         self.pool = pool
         self.capacity = capacity
-        self.finish = finish  # accounting + metrics, once per request
+        self.finish = finish  # usage row, metrics and limits, once per request
         self.on_fallback = on_fallback
         self.mask = mask  # configured secrets, masked in anything relayed from an error
         self.owners = owners  # response id → the backend that minted it
 
     # ----------------------------------------------------------- settling
 
-    def settle(
+    def _settle(
         self,
         call: Call,
+        trail: _Trail,
         status: int,
-        usage: Usage | None,
+        usage: Usage | None = None,
         *,
         billed: bool = True,
         error_type: str | None = None,
         completion_estimate: int = 0,
         text: str | None = None,
+        ttft_ms: float | None = None,
+        response_id: str | None = None,
     ) -> None:
-        """Settle the request's usage row and hand it to accounting and metrics: the one
-        place a row is completed. Without usage, a request that reached a model keeps its
-        prompt estimate (flagged); one that generated nothing (``billed`` false) counts none."""
-        row = call.row
-        row.status = status
-        if error_type is not None and row.error_type is None:
-            row.error_type = error_type
-        if usage is not None:
-            row.prompt_tokens, row.completion_tokens, row.cached_tokens, row.reasoning_tokens = usage
-        elif not billed:
-            row.prompt_tokens = 0
-        else:
-            row.tokens_estimated = True
-            row.completion_tokens = completion_estimate
-        if text is not None and row.prompt_text is not None:
-            row.completion_text = text
-        call.answer_text = text if status < 400 else None
-        row.latency_ms = (time.perf_counter() - call.t0) * 1000
-        self.finish(row)
+        """The request is over: its one :class:`Outcome`, handed to ``finish``. Without
+        usage, a request that reached a model is estimated; one that generated nothing
+        (``billed`` false) counts none."""
+        failures = trail.failures
+        outcome = Outcome(
+            status=status,
+            latency_ms=(time.perf_counter() - call.facts.t0) * 1000,
+            served=trail.served,
+            usage=usage,
+            billed=billed,
+            completion_estimate=completion_estimate,
+            error_type=error_type,
+            fallback_reason=failures[-1].reason if failures else None,
+            ttft_ms=ttft_ms,
+            response_id=response_id,
+            text=text if call.wants_text else None,
+        )
+        self.finish(call, outcome)
 
-    def refuse(self, call: Call, error: ProxyError) -> Response:
-        """Answer with the proxy's own error once a row exists (nothing was generated)."""
-        self.settle(call, error.status, None, billed=False, error_type=error.code or f"http_{error.status}")
-        return error.response(route_headers(call), shape=call.dialect.shape)
+    def _refuse(self, call: Call, trail: _Trail, error: ProxyError) -> Response:
+        """Answer with the proxy's own error (nothing was generated)."""
+        self._settle(call, trail, error.status, billed=False, error_type=error.code or f"http_{error.status}")
+        return error.response(route_headers(call, trail.served), shape=call.dialect.shape)
 
     # ----------------------------------------------------------- forwarding
 
-    async def forward(self, call: Call) -> Response:
-        """Try the candidates in order; answer from the first that can."""
+    async def forward(self, call: Call, receive: Receive) -> Response:
+        """Answer from the first candidate that can. Until it answers (or a stream's first
+        bytes arrive) a client that leaves cancels the attempt at once: closing the upstream
+        connection makes vLLM abort the request and free its slot. Once a stream flows,
+        RelayResponse watches instead."""
+        trail = _Trail()
+
+        def disconnected() -> Response:
+            self._settle(call, trail, 499, error_type="client_disconnected")
+            return Response(status_code=499)
+
+        return await cancel_on_disconnect(receive, self._forward(call, trail), disconnected)
+
+    async def _forward(self, call: Call, trail: _Trail) -> Response:
+        """Try the candidates in order."""
         candidates = self._candidates(call)
         if not candidates:
-            return self.refuse(call, self._unserved(call))
-        failures: list[Unavailable] = []
+            return self._refuse(call, trail, self._unserved(call))
+        failures = trail.failures
         last_error: tuple[int, bytes, dict[str, str]] | None = None
         previous: Backend | None = None
         for backend in candidates:
@@ -160,7 +155,7 @@ class Forwarder:
             response: aiohttp.ClientResponse | None = None
             try:
                 adapted = call.dialect.adapt(call.body, backend, call.client_model)
-                streaming = call.dialect.streams(call.body)
+                streaming = call.facts.stream
                 deadline = _deadline(backend, streaming)
                 response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
                 if response.status >= 500 or response.status == 408:
@@ -173,14 +168,16 @@ class Forwarder:
                     backend.report(endpoint, ok=False)
                     failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
                     continue
-                self._served_by(call, backend, adapted, failures)
+                trail.served = Served(
+                    backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(failures)
+                )
                 if streaming and response.status == 200:
                     first = await self._first_chunk(backend, response, deadline)
                     committed = True  # the stream owns the slot from here
-                    return self._stream(call, backend, endpoint, response, first, adapted)
+                    return self._stream(call, trail, backend, endpoint, response, first, adapted)
                 data = await self._read_whole(backend, response)
                 backend.report(endpoint, ok=True)
-                return self._whole(call, backend, response, data)
+                return self._whole(call, trail, backend, response, data)
             except UpstreamFailure as exc:
                 if exc.blames_backend:
                     backend.report(endpoint, ok=False)
@@ -191,7 +188,7 @@ class Forwarder:
                 message = (
                     f"the answer of backend {backend.name!r} is larger than its max_response_bytes ({limit})"
                 )
-                return self.refuse(call, ProxyError(502, message, code="upstream_answer_too_large"))
+                return self._refuse(call, trail, ProxyError(502, message, code="upstream_answer_too_large"))
             finally:
                 if not committed:
                     # Also on cancellation (client gone): closing the connection,
@@ -199,7 +196,7 @@ class Forwarder:
                     if response is not None:
                         response.close()
                     backend.release(endpoint)
-        return self._no_backend(call, failures, last_error)
+        return self._no_backend(call, trail, last_error)
 
     def _candidates(self, call: Call) -> list[Backend]:
         chain = self.pool.candidates(call.decision.backend, call.dialect.api)
@@ -249,15 +246,6 @@ class Forwarder:
             type="server_error",
         )
 
-    @staticmethod
-    def _served_by(call: Call, backend: Backend, adapted: Adapted, failures: list[Unavailable]) -> None:
-        row = call.row
-        row.backend, row.route = backend.name, backend.route
-        row.thinking = adapted.thinking
-        call.thinking_note = adapted.thinking_note
-        if failures:
-            row.fallback, row.fallback_reason = True, failures[-1].reason
-
     def _queue_timeout(self, backend: Backend) -> float:
         if self.capacity.policy == "queue" and backend.config.max_concurrency:
             return self.capacity.queue_timeout_s
@@ -271,7 +259,7 @@ class Forwarder:
         assert endpoint.session is not None
         headers = {
             "Content-Type": "application/json",
-            "X-Request-Id": call.row.request_id,
+            "X-Request-Id": call.facts.request_id,
             **backend.auth_headers,
             **(call.headers or {}),
         }
@@ -341,50 +329,51 @@ class Forwarder:
             raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def _whole(self, call: Call, backend: Backend, response: aiohttp.ClientResponse, data: bytes) -> Response:
+    def _whole(
+        self, call: Call, trail: _Trail, backend: Backend, response: aiohttp.ClientResponse, data: bytes
+    ) -> Response:
         status = response.status
         if status >= 400:
             data = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
             # A rejected request generated (and bills) nothing.
-            self.settle(call, status, None, billed=False, error_type=f"upstream_{status}")
+            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
         else:
             whole = call.dialect.whole(data, call.wants_text)
             if whole.response_id is not None:
-                self._minted(call, backend, whole.response_id)
-            self.settle(call, status, whole.usage, text=whole.text)
+                self.owners.remember(whole.response_id, backend.name)
+            self._settle(call, trail, status, whole.usage, text=whole.text, response_id=whole.response_id)
         media = response.headers.get("Content-Type", "application/json")
-        headers = {**relayed_headers(response), **route_headers(call)}
+        headers = {**relayed_headers(response), **route_headers(call, trail.served)}
         return Response(data, status_code=status, media_type=media, headers=headers)
-
-    def _minted(self, call: Call, backend: Backend, response_id: str) -> None:
-        call.row.response_id = response_id
-        self.owners.remember(response_id, backend.name)
 
     def _stream(
         self,
         call: Call,
+        trail: _Trail,
         backend: Backend,
         endpoint: Endpoint,
         response: aiohttp.ClientResponse,
         first: bytes,
         adapted: Adapted,
     ) -> RelayResponse:
-        row = call.row
-        row.ttft_ms = (time.perf_counter() - call.t0) * 1000
+        ttft_ms = (time.perf_counter() - call.facts.t0) * 1000
         relay = call.dialect.relay(backend, adapted.client_wants_usage, call.wants_text)
 
         def settle(status: int, error_type: str | None = None) -> None:
             if relay.response_id is not None:
-                self._minted(call, backend, relay.response_id)
+                self.owners.remember(relay.response_id, backend.name)
             if relay.errored and error_type is None:
                 error_type = "stream_error"
-            self.settle(
+            self._settle(
                 call,
+                trail,
                 status,
                 relay.usage,
                 error_type=error_type,
                 completion_estimate=relay.events,
                 text=relay.text(),
+                ttft_ms=ttft_ms,
+                response_id=relay.response_id,
             )
 
         async def events() -> AsyncIterator[bytes]:
@@ -422,21 +411,21 @@ class Forwarder:
             events(),
             status_code=200,
             media_type=response.headers.get("Content-Type", "text/event-stream"),
-            headers={**route_headers(call), "Cache-Control": "no-cache"},
+            headers={**route_headers(call, trail.served), "Cache-Control": "no-cache"},
         )
 
     def _no_backend(
-        self, call: Call, failures: list[Unavailable], last_error: tuple[int, bytes, dict[str, str]] | None
+        self, call: Call, trail: _Trail, last_error: tuple[int, bytes, dict[str, str]] | None
     ) -> Response:
-        call.row.fallback_reason = failures[-1].reason if failures else None
+        failures = trail.failures
         if last_error is not None:
             status, data, headers = last_error
-            self.settle(call, status, None, billed=False, error_type=f"upstream_{status}")
+            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
             return Response(
                 normalise_upstream_error(status, self.mask(data), call.dialect.shape),
                 status_code=status,
                 media_type="application/json",
-                headers={**headers, **route_headers(call)},
+                headers={**headers, **route_headers(call, trail.served)},
             )
         tried = "; ".join(f.message for f in failures)
         unconfigured = [f for f in failures if f.reason == "unconfigured"]
@@ -446,7 +435,7 @@ class Forwarder:
             error = ProxyError(502, f"no backend could answer: {tried}", code="upstream_unavailable")
         else:
             error = ProxyError(503, f"no backend could answer: {tried}", code="no_backend_available")
-        return self.refuse(call, error)
+        return self._refuse(call, trail, error)
 
 
 def _deadline(backend: Backend, streaming: bool) -> float | None:
@@ -473,14 +462,13 @@ def relayed_headers(response: aiohttp.ClientResponse) -> dict[str, str]:
     }
 
 
-def route_headers(call: Call) -> dict[str, str]:
-    row = call.row
+def route_headers(call: Call, served: Served | None) -> dict[str, str]:
     headers = {
-        "x-offload-route": row.backend or "none",
-        "x-offload-intent": row.intent or "none",
-        "x-offload-fallback": "1" if row.fallback else "0",
-        "x-request-id": row.request_id,
+        "x-offload-route": served.backend if served else "none",
+        "x-offload-intent": call.decision.intent or "none",
+        "x-offload-fallback": "1" if served and served.fallback else "0",
+        "x-request-id": call.facts.request_id,
     }
-    if call.thinking_note:
-        headers["x-offload-thinking"] = call.thinking_note
+    if served and served.thinking_note:
+        headers["x-offload-thinking"] = served.thinking_note
     return headers

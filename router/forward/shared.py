@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+WINDOW_S = 60.0  # the per-key windows' length: requests and tokens per minute
+
 if TYPE_CHECKING:
     from router.config import StateConfig
     from router.forward.backends import Endpoint

@@ -43,8 +43,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from router.config import StateConfig
-from router.edge.limits import WINDOW_S
-from router.forward.shared import Refused
+from router.forward.shared import WINDOW_S, Refused
 from router.redact import redact_url
 
 if TYPE_CHECKING:

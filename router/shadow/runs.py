@@ -22,6 +22,7 @@ What keeps it harmless:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import random
@@ -31,9 +32,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from router.config import ShadowRunsConfig
+from router.decide.policy import Decision
+from router.dialects import Dialect
 from router.forward.backends import Pool, Unavailable
-from router.forward.proxy import Call, Forwarder, UpstreamFailure
-from router.ledger.accounting import UsageRow
+from router.forward.call import Call, Outcome, Served
+from router.forward.proxy import Forwarder, UpstreamFailure
+from router.ledger.models import UsageRow
+from router.ledger.rows import usage_row
 from router.shadow.agreement import judge
 
 log = logging.getLogger("offload.shadow")
@@ -65,25 +70,28 @@ class ShadowRuns:
         self._window_runs = 0
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def consider(self, call: Call) -> None:
-        """Start a shadow run for ``call`` if it qualifies; never blocks, never raises."""
-        decision = call.decision
+    def arm_for(self, decision: Decision, dialect: Dialect, allowed: frozenset[str] | None) -> str | None:
+        """The arm a request will be copied to once answered (sampled now), or None.
+        Never blocks, never raises."""
         shadow = self.config.intents.get(decision.intent or "") if self.enabled else None
-        if shadow is None or decision.route != "cloud" or call.row.shadow_of is not None:
-            return
+        if shadow is None or decision.route != "cloud":
+            return None
         backend = self.pool.backends.get(shadow.arm)
-        if backend is None or call.dialect.api not in backend.apis or call.dialect.endpoint == "count_tokens":
-            return
-        if (
-            call.allowed is not None
-            and backend.name not in call.allowed
-            and backend.route not in call.allowed
-        ):
-            return  # never a backend the key may not use
+        if backend is None or dialect.api not in backend.apis or dialect.endpoint == "count_tokens":
+            return None
+        if allowed is not None and backend.name not in allowed and backend.route not in allowed:
+            return None  # never a backend the key may not use
         if self._rng.random() >= shadow.rate or not self._within_rate():
+            return None
+        return backend.name
+
+    def start(self, call: Call, outcome: Outcome) -> None:
+        """The client has its answer (``outcome``): copy the call to its arm, in the
+        background. The copy's own work never shares a moment with the real request."""
+        if call.shadow_arm is None:
             return
-        call.answer = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(self._run(call, backend.name))
+        real_text = outcome.text if outcome.status < 400 else None
+        task = asyncio.create_task(self._run(call, call.shadow_arm, real_text))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -107,20 +115,20 @@ class ShadowRuns:
         self._window_runs += 1
         return True
 
-    async def _run(self, call: Call, arm: str) -> None:
+    async def _run(self, call: Call, arm: str, real_text: str | None) -> None:
         backend = self.pool.backends[arm]
         this = asyncio.current_task()
         assert this is not None
-        # Start once the client has its whole answer: the copy's own work (adapting and
-        # sending the body, reading the box's answer) never shares a moment with it.
-        try:
-            real_text = await self._real_answer(call)
-        except asyncio.CancelledError:
-            return  # switched off before the copy began: nothing ran, nothing to store
-        row = self._row(call, arm)
-        t0 = time.perf_counter()
-        local_text: str | None = None
-        outcome = "completed"
+        facts = dataclasses.replace(
+            call.facts,
+            request_id=os.urandom(16).hex(),
+            started_at=datetime.now(UTC),
+            t0=time.perf_counter(),
+            stream=False,
+            prompt_text=None,
+        )
+        served = Served(arm, "local")
+        error: str | None
         try:
             backend.server.shadows.append(this)
             try:
@@ -129,40 +137,39 @@ class ShadowRuns:
                 )
             finally:
                 backend.server.shadows.remove(this)
-            row.status = status
-            if whole.usage is not None:
-                row.prompt_tokens, row.completion_tokens, row.cached_tokens, row.reasoning_tokens = (
-                    whole.usage
-                )
-            if status >= 400:
-                row.error_type, outcome = f"upstream_{status}", "error"
-            local_text = whole.text
         except UpstreamFailure as exc:
-            row.status, row.error_type, outcome = 502, f"shadow_{exc.reason}", "error"
+            status, whole, error, outcome = 502, None, f"shadow_{exc.reason}", "error"
         except Unavailable:
             self.count(arm, "skipped_busy")  # no idle slot: nothing ran, nothing to store
             return
         except asyncio.CancelledError:
             # Real traffic took the slot back, or shadow runs were switched off.
-            row.status, row.error_type, outcome = 499, "shadow_yielded", "yielded"
+            status, whole, error, outcome = 499, None, "shadow_yielded", "yielded"
         except Exception as exc:  # noqa: BLE001 - a shadow run must never surface anywhere
-            row.status, row.error_type, outcome = 502, f"shadow_{type(exc).__name__}", "error"
-        row.latency_ms = (time.perf_counter() - t0) * 1000
-        if outcome == "completed":
-            row.agreement = judge(call.decision.intent, real_text, local_text)
-        if call.row.prompt_text is not None and local_text is not None:  # storage follows store_text
-            row.completion_text = local_text[: self.config.max_text_bytes]
-        self.record(row)
+            status, whole, error, outcome = 502, None, f"shadow_{type(exc).__name__}", "error"
+        else:
+            error, outcome = (f"upstream_{status}", "error") if status >= 400 else (None, "completed")
+        local_text = whole.text if whole is not None else None
+        result = Outcome(
+            status=status,
+            latency_ms=(time.perf_counter() - facts.t0) * 1000,
+            served=served,
+            usage=whole.usage if whole is not None else None,
+            billed=False,  # no usage reported: a copy's tokens are never estimated
+            error_type=error,
+            text=local_text[: self.config.max_text_bytes] if local_text is not None else None,
+        )
+        agreement = judge(call.decision.intent, real_text, local_text) if outcome == "completed" else None
+        self.record(
+            usage_row(
+                facts,
+                _shadow_decision(call.decision, arm),
+                result,
+                shadow_of=call.facts.request_id,
+                agreement=agreement,
+            )
+        )
         self.count(arm, outcome)
-
-    @staticmethod
-    async def _real_answer(call: Call) -> str | None:
-        if call.answer is None:
-            return None
-        try:
-            return await asyncio.wait_for(asyncio.shield(call.answer), timeout=600)
-        except TimeoutError:
-            return None
 
     def _copy(self, call: Call) -> dict[str, Any]:
         """The client's request, not streamed, with an output bound if it had none."""
@@ -172,25 +179,7 @@ class ShadowRuns:
             body[bound] = self.config.max_output_tokens
         return body
 
-    @staticmethod
-    def _row(call: Call, arm: str) -> UsageRow:
-        real = call.row
-        return UsageRow(
-            request_id=os.urandom(16).hex(),
-            started_at=datetime.now(UTC),
-            endpoint=real.endpoint,
-            api=real.api,
-            client=real.client,
-            model_requested=real.model_requested,
-            stream=False,
-            intent=real.intent,
-            confidence=real.confidence,
-            reason="shadow_run",
-            decided_route="local",
-            decided_backend=arm,
-            backend=arm,
-            route="local",
-            classifier_version=real.classifier_version,
-            arm=arm,
-            shadow_of=real.request_id,
-        )
+
+def _shadow_decision(real: Decision, arm: str) -> Decision:
+    """A copy's decision: the real request's intent, sent to the arm on the local route."""
+    return Decision(real.intent, real.confidence, "local", arm, "shadow_run", arm=arm)
