@@ -1,7 +1,7 @@
 """The console's pages on a month of a busy team's rows, on SQLite and PostgreSQL.
 
 Fills the usage table with ``--rows`` rows (default 1,000,000) spread over the 30 days
-before now, through the migrations and ``router.ledger.accounting.insert_rows`` in batches:
+before now, through the migrations and ``router.ledger.insert.insert_rows`` in batches:
 12 client keys, five APIs, six intents, 4 % of local requests falling back, 1 % errors,
 low-confidence decisions, 1 % with stored text, and ``--labels`` labelled decisions.
 Then starts a fake vLLM upstream and the real proxy (``offload serve``) as processes,
@@ -56,7 +56,8 @@ from overhead import pct, start  # noqa: E402  (bench/ is on the path when run a
 
 from classifier.model import DEFAULT_ROUTES  # noqa: E402
 from router.ledger import db  # noqa: E402
-from router.ledger.accounting import COLUMNS, insert_rows  # noqa: E402
+from router.ledger.columns import COLUMNS  # noqa: E402
+from router.ledger.insert import insert_rows  # noqa: E402
 from tests.harness import free_port  # noqa: E402
 
 ADMIN_KEY = "sk-bench-admin-0123456789"

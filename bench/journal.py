@@ -1,4 +1,4 @@
-"""The usage journal (router/ledger/accounting.py ``Journal``): what it costs and what it saves.
+"""The usage journal (router/ledger/journal.py ``Journal``): what it costs and what it saves.
 
 Two real proxies (``offload serve``, SQLite accounting) in front of one fake vLLM
 upstream, identical but for ``database.journal``, measured in the same run:

@@ -19,7 +19,7 @@ from router.decide.policy import Classifier, load_classifier
 from router.edge.dispatch import ProxyApp, install_error_handlers
 from router.edge.endpoints import routes
 from router.edge.state import ProxyState
-from router.ledger.accounting import UsageRecorder
+from router.ledger.writer import UsageRecorder
 
 
 def create_app(

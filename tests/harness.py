@@ -13,7 +13,7 @@ import uvicorn
 from router.app import create_app
 from router.config import Config, parse_config
 from router.edge.state import ProxyState
-from router.ledger.accounting import UsageRecorder
+from router.ledger.writer import UsageRecorder
 from router.ops.demo import CLOUD_MODEL, LOCAL_MODEL, simulated_backends
 
 # The cloud's API key, shared by make_config and the conftest fixtures (the models are the demo's).

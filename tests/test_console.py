@@ -27,7 +27,9 @@ from router.console.service import MonthCache, MonthFigures
 from router.console.session import Sessions
 from router.edge.auth import KeyStore
 from router.ledger import db
-from router.ledger.accounting import UsageRow, insert_rows, row_values
+from router.ledger.columns import row_values
+from router.ledger.insert import insert_rows
+from router.ledger.models import UsageRow
 from router.ledger.report import main as report_main
 from tests.harness import CLOUD_KEY, MemoryRecorder
 

@@ -23,8 +23,8 @@ import pytest
 
 from router.config import parse_config
 from router.fake.upstream import RunningFake
-from router.ledger.accounting import UsageRecorder
 from router.ledger.export import main as export_main
+from router.ledger.writer import UsageRecorder
 from tests.conftest import fake_config
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, free_port, wait_until
 from tests.test_console import ADMIN_KEY, CLIENT_KEY, _labels, report_json, write_config

@@ -26,7 +26,9 @@ import sqlalchemy as sa
 
 from router.config import DatabaseConfig
 from router.ledger import db
-from router.ledger.accounting import SHORT_TEXT_MAX, UsageRecorder, UsageRow, row_values
+from router.ledger.columns import SHORT_TEXT_MAX, row_values
+from router.ledger.models import UsageRow
+from router.ledger.writer import UsageRecorder
 from tests.harness import USER, ProxyServer, make_config, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,7 +184,8 @@ _EXHAUSTED = textwrap.dedent(
     import asyncio, json, os, resource, sys
     from datetime import UTC, datetime
     resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
-    from router.ledger.accounting import UsageRecorder, UsageRow
+    from router.ledger.writer import UsageRecorder
+    from router.ledger.models import UsageRow
     from router.config import DatabaseConfig
 
     async def main():

@@ -12,8 +12,8 @@ from alembic.runtime.migration import MigrationContext
 
 from router.config import DatabaseConfig
 from router.ledger import db
-from router.ledger.accounting import UsageRecorder
 from router.ledger.models import Base
+from router.ledger.writer import UsageRecorder
 
 
 def _indexes(url: str) -> set[str]:

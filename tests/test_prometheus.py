@@ -47,7 +47,7 @@ import pytest
 
 from router.edge.metrics import REJECT_REASONS
 from router.fake.upstream import RunningFake, start_in_thread
-from router.ledger.accounting import UsageRecorder
+from router.ledger.writer import UsageRecorder
 from tests.conftest import CLOUD_KEY, fake_config
 from tests.harness import ProxyServer, make_config, wait_until
 from tests.prometheus_harness import (

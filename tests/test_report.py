@@ -13,7 +13,9 @@ import pytest
 
 from router.config import Config, parse_config
 from router.ledger import db, report
-from router.ledger.accounting import UsageRow, insert_rows, row_values
+from router.ledger.columns import row_values
+from router.ledger.insert import insert_rows
+from router.ledger.models import UsageRow
 
 GRAFANA_SQL = Path(__file__).resolve().parent.parent / "deploy" / "sql" / "monthly_report.sql"
 

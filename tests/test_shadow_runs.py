@@ -19,7 +19,7 @@ from classifier import IntentModel
 from router.config import load_config, parse_config
 from router.decide.policy import Policy
 from router.fake.upstream import RunningFake
-from router.ledger.accounting import UsageRecorder
+from router.ledger.writer import UsageRecorder
 from router.ops.cli import main as offload
 from router.shadow.agreement import judge
 from tests.conftest import fake_config, fake_state

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from classifier import IntentModel
 from router.config import load_config
 from router.fake.upstream import RunningFake
-from router.ledger.accounting import UsageRecorder
+from router.ledger.writer import UsageRecorder
 from router.ops.cli import main as offload
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, wait_until
 

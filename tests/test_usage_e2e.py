@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from router.config import DatabaseConfig
 from router.ledger import db
-from router.ledger.accounting import UsageRecorder
+from router.ledger.writer import UsageRecorder
 from tests.conftest import fake_config
 from tests.harness import ProxyServer, make_config, wait_until
 from tests.test_accounting import TcpProxy

@@ -24,7 +24,8 @@ from router.forward.backends import BREAKER_CODES
 
 if TYPE_CHECKING:
     from router.forward.backends import Backend, Pool
-    from router.ledger.accounting import UsageRecorder, UsageRow
+    from router.ledger.models import UsageRow
+    from router.ledger.writer import UsageRecorder
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # The *_created series double every counter for no dashboard's benefit.

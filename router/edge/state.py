@@ -26,8 +26,8 @@ from router.forward.call import Call, Outcome
 from router.forward.proxy import Forwarder
 from router.forward.response_ids import ResponseOwners
 from router.forward.shared import shared_state
-from router.ledger.accounting import UsageRecorder
 from router.ledger.rows import usage_row
+from router.ledger.writer import UsageRecorder
 from router.shadow.runs import ShadowRuns
 
 log = logging.getLogger("offload.app")

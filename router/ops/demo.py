@@ -39,8 +39,9 @@ from router.app import create_app
 from router.config import Config, DatabaseConfig, parse_config
 from router.decide.policy import Classifier, load_classifier
 from router.fake.upstream import Fake, RunningFake
-from router.ledger.accounting import UsageRecorder, UsageRow
+from router.ledger.models import UsageRow
 from router.ledger.report import month_bounds
+from router.ledger.writer import UsageRecorder
 
 LOCAL_MODEL = "poolside/Laguna-S-2.1-NVFP4"
 CLOUD_MODEL = "gpt-5.1"
