@@ -28,10 +28,12 @@ import redis
 from router.config import ClientKey, ConfigError, StateConfig, parse_config
 from router.edge.limits import RateLimits
 from router.errors import ProxyError
-from router.forward.backends import Backend, Breaker, Endpoint, Server, Unavailable
+from router.forward.backends import Backend, Endpoint, Server, Unavailable
+from router.forward.breaker import Breaker
 from router.forward.response_ids import ResponseOwners
-from router.forward.shared import InProcess, LocalSlots, shared_state
+from router.forward.shared import InProcess, LocalSlots
 from router.forward.shared_redis import RedisState
+from router.forward.sharing import shared_state
 from tests.harness import free_port
 
 REDIS_URL = os.environ.get("OFFLOAD_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -9,24 +9,22 @@ config's directory). From it:
 - :func:`apply_recipe` gives the router's ``max_concurrency`` and
   ``context_window`` (``max-num-seqs`` and ``max-model-len``), so the router and
   the server never disagree,
-- :func:`main` is ``offload vllm-command [--config PATH] [--exec]``.
+- ``offload vllm-command`` (router/ops/vllm_command.py) prints or runs it.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
 import json
 import os
 import re
 import shlex
-import shutil
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from router.config import BackendConfig, Config, ConfigError, config_path, load_config, read_yaml
+from router.config.files import read_yaml
+from router.config.model import Config
+from router.config.sections import BackendConfig, ConfigError
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ARG_NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
@@ -204,88 +202,3 @@ def apply_recipes(config: Config, config_file: str | os.PathLike[str]) -> Config
         backends[name] = backend.model_copy(update={"max_concurrency": concurrency, "context_window": window})
         changed = True
     return config.model_copy(update={"backends": backends}) if changed else config
-
-
-def find_recipe_backend(config_file: str | os.PathLike[str] | None = None) -> tuple[str, Path]:
-    """``(backend name, recipe path)`` of the first backend in the config with a recipe."""
-    file = config_path(config_file)
-    config = load_config(file)
-    for name, backend in config.backends.items():
-        if backend.recipe:
-            return name, recipe_path(file, backend)
-    raise RecipeError(f"{file}: no backend has a recipe (set backends.<name>.recipe, e.g. laguna-spark.yaml)")
-
-
-def _vllm_executable() -> list[str] | None:
-    found = shutil.which("vllm")
-    if found:
-        return [found]
-    if importlib.util.find_spec("vllm") is not None:
-        return [sys.executable, "-m", "vllm.entrypoints.cli.main"]
-    return None
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``offload vllm-command [--config PATH] [--exec]``."""
-    args_in = list(sys.argv[1:] if argv is None else argv)
-    if args_in[:1] == ["vllm-command"]:
-        args_in = args_in[1:]
-    parser = argparse.ArgumentParser(
-        prog="offload vllm-command",
-        description="Print (or run) the exact `vllm serve` command of the local recipe.",
-    )
-    parser.add_argument("--config", help="router config (default: OFFLOAD_CONFIG or config/router.yaml)")
-    parser.add_argument(
-        "--exec", dest="run", action="store_true", help="replace this process with vllm serve"
-    )
-    opts = parser.parse_args(args_in)
-    try:
-        name, path = find_recipe_backend(opts.config)
-        recipe = load_recipe(path)
-    except ConfigError as exc:
-        print(f"offload vllm-command: {exc}", file=sys.stderr)
-        return 2
-    if not opts.run:
-        print(render_command(recipe))
-        for line in _variant_notes(opts.config, name):
-            print(line, file=sys.stderr)  # stdout stays the bare command, for scripts
-        return 0
-    exe = _vllm_executable()
-    if exe is None:
-        print(
-            f"offload vllm-command: vllm is not installed (not on PATH, not importable); "
-            f"the recipe for backend {name!r} wants {recipe.engine}",
-            file=sys.stderr,
-        )
-        return 2
-    print(f"offload vllm-command: backend {name!r}: {render_command(recipe)}", file=sys.stderr, flush=True)
-    # The recipe's environment wins over the inherited one: it is part of the frozen recipe.
-    env = {**os.environ, **recipe.env}
-    argv_out = [*exe, *recipe.argv()[1:]]
-    os.execvpe(argv_out[0], argv_out, env)
-    return 0  # pragma: no cover - execvpe does not return
-
-
-def _variant_notes(config_path: str | None, server: str) -> list[str]:
-    """What this one server also serves: the backend's variants and how they differ."""
-    from router.config import load_config
-
-    try:
-        backends = load_config(config_path).backends
-    except ConfigError:
-        return []
-    notes = []
-    for name, backend in backends.items():
-        if backend.variant_of == server:
-            thinking = f"thinking {backend.thinking}"
-            bound = f", max_output_tokens {backend.max_output_tokens}" if backend.max_output_tokens else ""
-            notes.append(
-                f"# also served by this command: variant {name!r} of {server!r} ({thinking}{bound}),"
-            )
-    if notes:
-        notes.append("# switched per request (chat_template_kwargs), sharing max-num-seqs with it")
-    return notes
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 
 from router.config import APIS, INTENTS
 from router.errors import ProxyError
-from router.forward.backends import BREAKER_CODES
+from router.forward.breaker import BREAKER_CODES
 
 if TYPE_CHECKING:
     from router.forward.backends import Backend, Pool

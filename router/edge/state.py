@@ -25,7 +25,7 @@ from router.forward.backends import Pool
 from router.forward.call import Call, Outcome
 from router.forward.proxy import Forwarder
 from router.forward.response_ids import ResponseOwners
-from router.forward.shared import shared_state
+from router.forward.sharing import shared_state
 from router.ledger.rows import usage_row
 from router.ledger.writer import UsageRecorder
 from router.shadow.runs import ShadowRuns

@@ -13,8 +13,6 @@ import asyncio
 import contextlib
 import errno
 import logging
-import math
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,101 +20,12 @@ from typing import Any
 import aiohttp
 
 from router.config import KIND_APIS, BackendConfig, Config, HealthConfig
+from router.forward.breaker import CLOSED, HALF_OPEN, PROBE, Breaker
 from router.forward.shared import LocalSlots, Slots
+from router.forward.vllm_load import parse_vllm_load
 from router.redact import redact_url
 
 log = logging.getLogger("offload.backends")
-
-CLOSED, HALF_OPEN, OPEN = "closed", "half_open", "open"
-BREAKER_CODES = {CLOSED: 0, HALF_OPEN: 1, OPEN: 2}
-REQUESTS, PROBE = "requests", "probe"  # what opened a breaker
-
-
-class Breaker:
-    """One endpoint's circuit breaker: closed → open → half-open trial → closed.
-
-    Two signals feed it, and they are not worth the same:
-
-    * **Real requests** (:meth:`success`, :meth:`failure`): ``threshold``
-      consecutive failures (connect errors, resets, 5xx, 408, timeouts) open it.
-      Only a real request closes a breaker that requests opened: after
-      ``open_s`` the next request to the endpoint is its one half-open trial;
-      success closes the breaker, failure opens it for another ``open_s``.
-    * **The health probe** (:meth:`trip`, :meth:`probe_passed`): a failing probe
-      opens it at once (the box is down). A passing probe closes a breaker that
-      a failing probe opened (the box is back). It neither clears the count of
-      failed requests (at low traffic the failures a box piles up between
-      probes are the only evidence) nor closes a breaker that requests opened:
-      vLLM's ``/health`` can pass while every completion fails, and closing on
-      it would send a burst of doomed requests after every probe.
-
-    ``opened_by`` says which signal holds it open (``"requests"`` or
-    ``"probe"``; the latest one wins, so a box that went down and came back is
-    judged by its probe). While open, requests skip the endpoint untried.
-    """
-
-    def __init__(self, threshold: int, open_s: float) -> None:
-        self.threshold = threshold
-        self.open_s = open_s
-        self.state = CLOSED
-        self.failures = 0
-        self.opened_at = 0.0
-        self.opened_by: str | None = None  # REQUESTS or PROBE while not closed
-        self._trial_out = False
-
-    def allow(self) -> bool:
-        """May a request go to a breaker that is not closed? Yes once per trial."""
-        if self.state == CLOSED:
-            return True
-        if self.state == OPEN and time.monotonic() - self.opened_at >= self.open_s:
-            self.state = HALF_OPEN
-            self._trial_out = False
-        if self.state == HALF_OPEN and not self._trial_out:
-            self._trial_out = True
-            return True
-        return False
-
-    def success(self) -> None:
-        """A real request succeeded: closed, whatever opened it."""
-        self._close()
-
-    def failure(self) -> None:
-        """A real request failed."""
-        if self.state == OPEN:
-            return  # a request from before it opened, answering late: nothing new
-        self.failures += 1
-        if self.state == HALF_OPEN or self.failures >= self.threshold:
-            self._open(REQUESTS)
-
-    def release(self) -> None:
-        """A request on the endpoint ended. A trial that ended without a verdict
-        (the client went away first) goes to the next request."""
-        if self.state == HALF_OPEN:
-            self._trial_out = False
-
-    def trip(self) -> None:
-        """Open at once: a health probe saw the server down."""
-        self.failures = max(self.failures, self.threshold)
-        self._open(PROBE)
-
-    def probe_passed(self) -> None:
-        """A health probe passed: close only what a failing probe opened."""
-        if self.state != CLOSED and self.opened_by == PROBE:
-            self._close()
-        # Opened by requests: a passing /health says nothing about requests, so
-        # the breaker waits for its half-open trial.
-
-    def _open(self, by: str) -> None:
-        self.state = OPEN
-        self.opened_by = by
-        self.opened_at = time.monotonic()
-        self._trial_out = False
-
-    def _close(self) -> None:
-        self.state = CLOSED
-        self.opened_by = None
-        self.failures = 0
-        self._trial_out = False
 
 
 @dataclass(slots=True)
@@ -530,34 +439,3 @@ class Pool:
         endpoint.waiting = gauges.get("vllm:num_requests_waiting", 0.0)
         endpoint.running = gauges.get("vllm:num_requests_running", 0.0)
         endpoint.kv_cache_usage = gauges.get("vllm:kv_cache_usage_perc", 0.0)
-
-
-_LOAD_GAUGES = ("vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc")
-# One sample of the exposition format: name, optional {labels} (the last "}" closes them: a
-# value or timestamp never holds one), value, optional timestamp.
-_SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{.*\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?[ \t]*")
-
-
-def parse_vllm_load(text: str) -> dict[str, float]:
-    """Sum the load gauges over label sets (one per model/engine) in Prometheus text; the
-    KV-cache share is the fullest engine's. A sample that is not a finite number (NaN, Inf,
-    junk) is skipped: a NaN queue compares false with ``<= 0`` and would keep the box "full"."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line.startswith(_LOAD_GAUGES):
-            continue
-        sample = _SAMPLE.fullmatch(line)
-        if sample is None or sample[1] not in _LOAD_GAUGES:
-            continue  # malformed, or another family with the same prefix (..._by_reason)
-        try:
-            value = float(sample[2])
-        except ValueError:
-            continue
-        if not math.isfinite(value):
-            continue
-        name = sample[1]
-        if name == "vllm:kv_cache_usage_perc":
-            out[name] = max(out.get(name, 0.0), value)
-        else:
-            out[name] = out.get(name, 0.0) + value
-    return out

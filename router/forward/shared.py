@@ -4,7 +4,7 @@ One process needs nothing shared: every count lives in it. That is
 :class:`InProcess`, the default, and it is exactly how a single replica has
 always behaved. Several replicas behind a load balancer configure
 ``state: {redis_url: ..., replicas: N}``, and the same three small interfaces are
-served from Redis instead (:mod:`router.forward.shared_redis`):
+served from Redis instead (:mod:`router.forward.shared_redis`; :func:`router.forward.sharing.shared_state` picks one):
 
 * :class:`Slots`: in-flight slots per endpoint, for ``Backend.acquire``,
   ``release`` and ``take_idle``, so that spill, queue and shadow decisions read
@@ -23,13 +23,19 @@ hold, so none of them branches on Redis.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 WINDOW_S = 60.0  # the per-key windows' length: requests and tokens per minute
 
-if TYPE_CHECKING:
-    from router.config import StateConfig
-    from router.forward.backends import Endpoint
+
+class Counted(Protocol):
+    """What a slot count reads of an endpoint (``router.forward.backends.Counted``)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def in_flight(self) -> int: ...
 
 
 class Slots(Protocol):
@@ -41,24 +47,24 @@ class Slots(Protocol):
         replica's share of it while the shared count is away)."""
         ...
 
-    def in_use(self, endpoint: Endpoint) -> int:
+    def in_use(self, endpoint: Counted) -> int:
         """Slots in use on ``endpoint``: what spill, queue and shadow decisions compare
         with :meth:`limit`."""
         ...
 
-    async def take(self, endpoint: Endpoint, limit: int | None) -> bool:
+    async def take(self, endpoint: Counted, limit: int | None) -> bool:
         """Take one slot on ``endpoint`` if fewer than ``limit`` are in use, atomically."""
         ...
 
-    def claim(self, endpoint: Endpoint, limit: int | None) -> None:
+    def claim(self, endpoint: Counted, limit: int | None) -> None:
         """Count a slot already judged free without waiting (a shadow run's idle slot)."""
         ...
 
-    def give_back(self, endpoint: Endpoint) -> None:
+    def give_back(self, endpoint: Counted) -> None:
         """A slot taken or claimed on ``endpoint`` is free again. Never waits."""
         ...
 
-    async def refresh(self, endpoints: Sequence[Endpoint]) -> bool:
+    async def refresh(self, endpoints: Sequence[Counted]) -> bool:
         """Re-read the counts before refusing for capacity: True if they changed."""
         ...
 
@@ -71,7 +77,7 @@ class Slots(Protocol):
         """None when nothing is shared; else whether the shared count is in use."""
         ...
 
-    async def keep(self, endpoints: Sequence[Endpoint]) -> None:
+    async def keep(self, endpoints: Sequence[Counted]) -> None:
         """The background task that keeps this replica's slots alive (leases renewed)."""
         ...
 
@@ -86,20 +92,20 @@ class LocalSlots:
     def limit(self, configured: int | None) -> int | None:
         return configured
 
-    def in_use(self, endpoint: Endpoint) -> int:
+    def in_use(self, endpoint: Counted) -> int:
         return endpoint.in_flight
 
-    async def take(self, endpoint: Endpoint, limit: int | None) -> bool:
+    async def take(self, endpoint: Counted, limit: int | None) -> bool:
         # No await before the caller's `in_flight += 1`: check and count are one step.
         return limit is None or endpoint.in_flight < limit
 
-    def claim(self, endpoint: Endpoint, limit: int | None) -> None:
+    def claim(self, endpoint: Counted, limit: int | None) -> None:
         return None
 
-    def give_back(self, endpoint: Endpoint) -> None:
+    def give_back(self, endpoint: Counted) -> None:
         return None
 
-    async def refresh(self, endpoints: Sequence[Endpoint]) -> bool:
+    async def refresh(self, endpoints: Sequence[Counted]) -> bool:
         return False  # the count is this process's own: always current
 
     def wait_s(self, remaining: float) -> float:
@@ -108,7 +114,7 @@ class LocalSlots:
     def shared_up(self) -> bool | None:
         return None
 
-    async def keep(self, endpoints: Sequence[Endpoint]) -> None:
+    async def keep(self, endpoints: Sequence[Counted]) -> None:
         return None
 
     async def close(self) -> None:
@@ -217,15 +223,6 @@ class InProcess:
         return None
 
 
-def shared_state(config: StateConfig | None) -> SharedState:
-    """In process without a ``state:`` key, else through Redis (imported only then)."""
-    if config is None:
-        return InProcess()
-    from router.forward.shared_redis import RedisState
-
-    return RedisState(config)
-
-
 __all__ = [
     "IN_PROCESS_OWNERS",
     "IN_PROCESS_WINDOWS",
@@ -236,5 +233,4 @@ __all__ = [
     "SharedState",
     "Slots",
     "WindowStore",
-    "shared_state",
 ]

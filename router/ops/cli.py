@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         "classify": classify,
         "report": _delegate("router.ledger.report"),
         "db": db,
-        "vllm-command": _delegate("router.config.recipe"),
+        "vllm-command": _delegate("router.ops.vllm_command"),
         "demo": _delegate("router.ops.demo"),
         "export": _delegate("router.ledger.export"),
         "compare": _delegate("router.ledger.compare"),
