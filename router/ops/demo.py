@@ -38,7 +38,8 @@ import uvicorn
 from router.app import create_app
 from router.config import Config, DatabaseConfig, parse_config
 from router.decide.policy import Classifier, load_classifier
-from router.fake.upstream import Fake, RunningFake
+from router.fake.server import Fake
+from router.fake.upstream import RunningFake
 from router.ledger.models import UsageRow
 from router.ledger.report import month_bounds
 from router.ledger.writer import UsageRecorder
