@@ -1,6 +1,6 @@
 """A fleet of agent sessions on one simulated Spark: today's admission against admission by tokens.
 
-Starts a simulated Spark (``python -m router.fakespark``: FIFO chunked prefill at 700
+Starts a simulated Spark (``python -m router.fake.spark``: FIFO chunked prefill at 700
 tokens/s, decode at 20 tokens/s per sequence, 32 sequences, an 825,000-token KV cache
 with vLLM's block-hash prefix cache), a fake OpenAI and a fake Anthropic (the cloud,
 answering after 1.5 simulated seconds), and two proxies in turn (``offload serve``),
@@ -9,7 +9,7 @@ each on a fresh box and the same seeded traffic:
 * **today**: request slots (``max_concurrency: 32``), vLLM's waiting gauge and the
   fixed first-byte deadline (``first_byte_s: 60``);
 * **tokens**: the same plus ``max_ttft_s`` (admission by expected time to first token,
-  ``router/admission.py``).
+  ``router/forward/admission.py``).
 
 The traffic: ``--sessions`` agent sessions starting at random over ``--spread``
 simulated seconds, a third each shaped like Claude Code (Messages: 12K tokens of
@@ -376,13 +376,13 @@ async def run_mode(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
     box, cloud, claude, proxy = free_port(), free_port(), free_port(), free_port()
     scale = args.scale
     procs = [
-        start([PY, "-m", "router.fakespark", "--port", str(box), "--scale", str(scale), "--max-output", "1000"], box),
-        start([PY, "-m", "router.fakeupstream", "--mode", "cloud", "--port", str(cloud), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], cloud),
-        start([PY, "-m", "router.fakeupstream", "--mode", "anthropic", "--port", str(claude), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], claude),
+        start([PY, "-m", "router.fake.spark", "--port", str(box), "--scale", str(scale), "--max-output", "1000"], box),
+        start([PY, "-m", "router.fake.upstream", "--mode", "cloud", "--port", str(cloud), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], cloud),
+        start([PY, "-m", "router.fake.upstream", "--mode", "anthropic", "--port", str(claude), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], claude),
     ]  # fmt: skip
     config = proxy_config(tmp, name, box, cloud, claude, scale, tokens=name == "tokens")
     procs.append(
-        start([PY, "-m", "router.cli", "serve", "--config", str(config), "--port", str(proxy)], proxy)
+        start([PY, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(proxy)], proxy)
     )
     try:
         shared, sessions = sessions_for(args.seed, args.sessions, args.spread)

@@ -1,5 +1,5 @@
 """Admission's state machine, directly: the estimate, the decision, the deadline, and the
-learned rates against the simulated Spark's true ones (router/spark_engine.py)."""
+learned rates against the simulated Spark's true ones (router/fake/spark_engine.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import random
 
 import pytest
 
-from router.admission import ADMIT, KV, SPILL, TTFT, WAIT, EndpointLoad, Rate, kv_capacity_from_metrics
-from router.spark_engine import Engine, SparkSpec, block_hashes
+from router.fake.spark_engine import Engine, SparkSpec, block_hashes
+from router.forward.admission import ADMIT, KV, SPILL, TTFT, WAIT, EndpointLoad, Rate
+from router.forward.vllm_load import kv_capacity_from_metrics
 
 
 def load(**kw: object) -> EndpointLoad:

@@ -1,5 +1,5 @@
 """Admission by expected time to first token, through the real proxy, against the simulated
-Spark (router/fakespark.py) and the fake cloud: what an agent fleet notices."""
+Spark (router/fake/spark.py) and the fake cloud: what an agent fleet notices."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import httpx
 import pytest
 
 from router.config import parse_config
-from router.demo import simulated_backends
-from router.fakespark import SparkFake
-from router.fakeupstream import Fake, RunningFake, start_in_thread
-from router.spark_engine import SparkSpec
+from router.fake.server import Fake
+from router.fake.spark import SparkFake
+from router.fake.spark_engine import SparkSpec
+from router.fake.upstream import RunningFake, start_in_thread
+from router.ops.demo import simulated_backends
 from tests.harness import CLOUD_KEY, ProxyServer, wait_until
 
 LOCAL_ONLY_KEY = "sk-local-only-0123456789"

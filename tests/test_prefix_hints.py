@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.prefix_hints import PrefixHints, keys
+from router.forward.prefix_hints import PrefixHints, keys
 
 TOOLS = [{"name": "bash", "description": "run", "input_schema": {"type": "object"}}]
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from router.spark_engine import Engine, SparkSpec, block_hashes
+from router.fake.spark_engine import Engine, SparkSpec, block_hashes
 
 
 def prompt(tokens: int, seed: bytes = b"a") -> bytes:
