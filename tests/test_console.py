@@ -535,6 +535,20 @@ async def test_now_shows_backends_and_recent_fallbacks(seeded: str) -> None:
     assert html.count("backend_down") >= 5
 
 
+async def test_now_shows_each_endpoints_account_in_tokens(seeded: str) -> None:
+    from router.forward.admission import EndpointLoad, Rate
+
+    async with console_client(make_config(seeded)) as client:
+        await login(client)
+        state = client._transport.app.state.proxy  # type: ignore[attr-defined]
+        load = EndpointLoad(30.0, Rate.starting_at(650.0), Rate.starting_at(21.0), kv_capacity=825_000)
+        state.pool.backends["local"].endpoints[0].load = load
+        html = (await client.get(f"{BASE}/now")).text
+    assert 'data-table="admission"' in html
+    assert re.search(r'data-field="prefill_tps">650', html)
+    assert re.search(r'data-field="kv_headroom_tokens">825,000', html)
+
+
 async def test_labels_are_stored_shown_and_exported(seeded: str, tmp_path: Path) -> None:
     config = make_config(seeded)
     async with console_client(config) as client:

@@ -39,6 +39,12 @@ PROXY_METRICS = {
     "offload_accounting_rows_spooled_total",
     "offload_accounting_rows_written_total",
     "offload_rejected_requests_total",
+    # admission by tokens (docs/admission.md): exported for vLLM backends with max_ttft_s
+    "offload_expected_time_to_first_token_seconds_bucket",
+    "offload_admission_prefill_owed_tokens",
+    "offload_admission_kv_headroom_tokens",
+    "offload_admission_prefill_tokens_per_second",
+    "offload_admission_decode_tokens_per_second",
 }
 VLLM_METRICS = {"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"}
 _METRIC = re.compile(r"\b(offload_[a-z_]+|vllm:[a-z_]+)")
