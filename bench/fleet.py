@@ -204,6 +204,7 @@ class Turn:
     kind: str
     cloud_asked: bool
     sent_at: float = 0.0  # simulated seconds since the run began
+    body_bytes: int = 0
     status: int = 0
     route: str = ""
     fallback: bool = False
@@ -249,7 +250,9 @@ async def send(
     headers = {"x-bench": "cloud" if turn.cloud_asked else "local", "anthropic-version": "2023-06-01"}
     t0 = time.perf_counter()
     turn.sent_at = (t0 - T0[0]) * scale
-    async with http.post(proxy + path, data=orjson.dumps(payload), headers=headers) as response:
+    data = orjson.dumps(payload)
+    turn.body_bytes = len(data)
+    async with http.post(proxy + path, data=data, headers=headers) as response:
         turn.status = response.status
         turn.route = response.headers.get("x-offload-route", "")
         turn.fallback = response.headers.get("x-offload-fallback") == "1"
@@ -436,6 +439,8 @@ def summarise(
     )
     all_prompt = sum(t.prompt for t in ok) or 1
     endpoint = ready["backends"]["local"]["endpoints"][0]
+    learned = (endpoint.get("admission") or {}).get("bytes_per_token")
+    errors = [abs(t.body_bytes / learned - t.prompt) / t.prompt for t in local if learned and t.prompt]
     return {
         "mode": name,
         "turns": len(turns),
@@ -453,6 +458,8 @@ def summarise(
         "preemptions": int(box.get("preemptions", 0)),
         "cloud_spend": spend,
         "admission": endpoint.get("admission"),
+        "estimate_error_p50": pct(errors, 0.5),
+        "estimate_error_p95": pct(errors, 0.95),
     }
 
 
@@ -485,6 +492,10 @@ def show(results: list[dict[str, Any]], scale: float) -> None:
         print(
             f"learned by the tokens proxy: prefill {prefill:.0f} tok/s (box: 700), decode {decode:.1f} tok/s "
             f"(box: 20), {learned['bytes_per_token']} bytes a token (box: 4 bytes of prompt text)"
+        )
+        print(
+            f"prompt estimate at the learned ratio, error against the box's usage: "
+            f"p50 {tokens['estimate_error_p50']:.1%}, p95 {tokens['estimate_error_p95']:.1%}"
         )
 
 

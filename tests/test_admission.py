@@ -88,6 +88,14 @@ def test_the_deadline_grows_with_the_expected_ttft_and_keeps_a_floor() -> None:
     assert second.deadline_s == pytest.approx(40 * 2 + 60, rel=0.02)
 
 
+def test_the_deadline_takes_no_credit_for_the_prefix_cache() -> None:
+    account = load(first_byte_s=60.0)
+    admit = account.decide(body_of(14_000), 0.0, may_spill=True, cached=13_000)
+    ticket = account.admit(admit, 0.0)
+    assert ticket.expected_ttft_s == pytest.approx(1_000 / 700, rel=0.02)
+    assert ticket.deadline_s == pytest.approx(20 * 2 + 60, rel=0.02)  # as if nothing were cached
+
+
 def test_bytes_per_token_learns_from_reported_usage() -> None:
     account = load()
     for _ in range(30):

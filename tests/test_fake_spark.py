@@ -60,8 +60,8 @@ def test_first_token_after_the_prefill_and_the_end_after_the_decode(spark: Runni
     ttft, total, usage = streamed(spark.url, chat(["write a parser"]))
     prompt = int(usage["prompt_tokens"])  # type: ignore[call-overload]
     assert prompt > 2000
-    assert ttft == pytest.approx(prompt / 500, abs=1.0)
-    assert total - ttft == pytest.approx(9 / 20, abs=0.5)  # nine more tokens at 20/s
+    assert ttft == pytest.approx(prompt / 500, abs=2.0)  # 0.4 real seconds of slack on a busy machine
+    assert total - ttft == pytest.approx(9 / 20, abs=1.5)  # nine more tokens at 20/s
     assert usage["completion_tokens"] == 10
     assert usage["prompt_tokens_details"] == {"cached_tokens": 0}
 

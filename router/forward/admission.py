@@ -170,13 +170,16 @@ class EndpointLoad:
     def admit(self, admit: Admit, now: float) -> Ticket:
         """Count an admitted request's tokens until :meth:`finished` or :meth:`abandoned`."""
         expected = self.expected_ttft(admit.uncached_tokens, now)
+        # The deadline takes no credit for the prefix cache: a prefix it has evicted since is
+        # a long prefill, not a hung upstream.
+        worst = self.expected_ttft(admit.prompt_tokens, now)
         ticket = Ticket(
             next(self._ids),
             admit.prompt_tokens,
             admit.uncached_tokens,
             admit.prompt_tokens + int(self.output_tokens.value),
             expected,
-            expected * DEADLINE_MARGIN + self.first_byte_s,
+            worst * DEADLINE_MARGIN + self.first_byte_s,
             now,
         )
         self.owed[ticket.id] = ticket

@@ -157,5 +157,5 @@ class Gates:
             prompt, cached, completion = usage
             now = time.monotonic()
             admitted.load.finished(admitted.ticket, now, admitted.size, prompt, cached, completion)
-            self._hints(admitted.load).remember(admitted.keys, prompt, cached)
+            self._hints(admitted.load).remember(admitted.keys, prompt, cached, completion)
         self._signal(admitted.load)

@@ -14,8 +14,9 @@ on the same endpoint:
   about as much cached as the last new one of its kind reported
   (``cached_tokens``, with ``--enable-prompt-tokens-details``).
 
-A hint lapses once the endpoint has prefilled more tokens since than its KV cache
-holds: vLLM's LRU has evicted it by then. Keys are Python hashes of a few short
+A hint lapses once the endpoint has written half its KV cache's worth of tokens
+since (prompts and outputs): with the blocks of requests in flight, vLLM's LRU has
+evicted it by then. Keys are Python hashes of a few short
 strings, computed once per request; nothing is serialised. Session affinity (the
 client's own session ids, several endpoints) replaces :func:`keys` with the
 session's identity; :meth:`PrefixHints.cached` is the seam.
@@ -29,6 +30,9 @@ from typing import Any
 
 _HEAD = 2000  # characters of a prompt part that identify it
 _ENTRIES = 4096  # conversations remembered per endpoint
+# A hint is trusted until the endpoint has written this share of its KV cache since: requests
+# in flight hold blocks too, so LRU evicts before a whole cache's worth was written.
+_TRUSTED = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +118,7 @@ class PrefixHints:
             return 0
         for table, key in ((self.conversations, k.conversation), (self.fixed, k.fixed)):
             seen = table.get(key)
-            if seen is not None and self.written - seen[1] < self.kv_tokens:
+            if seen is not None and self.written - seen[1] < self.kv_tokens * _TRUSTED:
                 return seen[0]
         return 0
 
@@ -123,17 +127,17 @@ class PrefixHints:
         if k is None:
             return True  # nothing to tell by: treated as any other request
         seen = self.conversations.get(k.conversation)
-        return seen is not None and self.written - seen[1] < self.kv_tokens
+        return seen is not None and self.written - seen[1] < self.kv_tokens * _TRUSTED
 
     def prefilled(self, tokens: int) -> None:
         self.written += max(tokens, 0)
 
-    def remember(self, k: Keys | None, prompt: int, cached: int) -> None:
+    def remember(self, k: Keys | None, prompt: int, cached: int, completion: int = 0) -> None:
         """A request ran here: its whole prompt is now cached; a new conversation's reported
         hit is what its client's fixed prefix brings."""
         if k is None:
             return
-        self.prefilled(prompt - cached)
+        self.prefilled(prompt - cached + completion)  # generated tokens take cache blocks too
         if k.conversation not in self.conversations:
             self.fixed[k.fixed] = (cached, self.written)
         self.conversations[k.conversation] = (prompt, self.written)
