@@ -123,7 +123,13 @@ class ProxyState:
         return decision
 
     def new_row(
-        self, caller: Caller | None, dialect: Dialect, body: dict[str, Any], size: int, decision: Decision
+        self,
+        caller: Caller | None,
+        dialect: Dialect,
+        body: dict[str, Any],
+        size: int,
+        decision: Decision,
+        gate_run: str | None = None,
     ) -> UsageRow:
         model = body.get("model")
         shadow = decision.shadow
@@ -146,6 +152,7 @@ class ProxyState:
             prompt_tokens=int(size * _TOKENS_PER_BYTE),
             classifier_version=self.policy.classifier_version,
             arm=decision.arm,
+            gate_run=gate_run,
         )
 
     async def restore_response_ids(self) -> None:
@@ -210,7 +217,7 @@ def create_app(
             await state.owners.fetch(previous)
         decision = state.decide(body, request, len(raw), dialect, caller)
         _check_route_allowed(caller, decision)
-        row = state.new_row(caller, dialect, body, len(raw), decision)
+        row = state.new_row(caller, dialect, body, len(raw), decision, _gate_run(request, caller))
         if state.store_text:
             row.prompt_text = raw.decode("utf-8", "replace")
         model = body.get("model")
@@ -419,6 +426,20 @@ def _forwarded(request: Request, dialect: Dialect) -> dict[str, str] | None:
         return None
     headers = request.headers
     return {name: headers[name] for name in dialect.forwards_headers if name in headers}
+
+
+def _gate_run(request: Request, caller: Caller | None) -> str | None:
+    """``x-offload-gate: <run id>``: the request belongs to an ``offload gate`` run, and its row
+    is left out of the month's traffic. Only an admin key (or a proxy without keys) may say so:
+    any other key could hide its own traffic from the report."""
+    run = request.headers.get("x-offload-gate")
+    if not run:
+        return None
+    if caller is not None and not caller.admin:
+        raise ProxyError(403, "x-offload-gate needs an admin key", param="x-offload-gate", code="admin_required")
+    if len(run) > 64:
+        raise ProxyError(400, "x-offload-gate: a run id of at most 64 characters", param="x-offload-gate")
+    return run
 
 
 def _check_route_allowed(caller: Caller | None, decision: Decision) -> None:
