@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         "demo": _delegate("router.demo"),
         "export": _delegate("router.export"),
         "compare": _delegate("router.compare"),
+        "gate": _delegate("router.gate.cli"),
         "eval": _delegate("classifier.evaluate"),
         "train": _delegate("classifier.train"),
     }

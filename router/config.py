@@ -197,6 +197,9 @@ class BackendConfig(_Strict):
     # A variant is the same server with other settings (local-thinking: local with thinking
     # on): it inherits the named backend's keys and shares its endpoints' capacity.
     variant_of: str | None = None
+    # Set when the recipe is read (router.recipe.apply_recipes), not written by hand: the
+    # digest of its `vllm serve` line, which `offload gate` stores beside its evidence.
+    recipe_sha256: str | None = None
 
     @model_validator(mode="after")
     def _has_endpoint(self) -> BackendConfig:
@@ -384,6 +387,43 @@ class RoutingConfig(_Strict):
         return value
 
 
+# smf-bench's categories → the router's intents (`offload gate propose`).
+GATE_CATEGORIES = {
+    "coding": "coding",
+    "tool_calling": "tools",
+    "instruction": "instruction",
+    "math": "math",
+    "reasoning": "reasoning",
+    "prose": "writing",
+    "writing": "writing",
+}
+
+
+class GateConfig(_Strict):
+    """`offload gate` (router.gate): how its categories map to intents, and when the
+    evidence sends an intent to the box."""
+
+    categories: dict[str, str] = Field(default_factory=lambda: dict(GATE_CATEGORIES))
+    # An intent goes local when the local pass rate reaches its floor and, where a cloud
+    # run exists, is no more than `margin` below the cloud's.
+    floor: float = Field(0.75, ge=0, le=1)
+    floors: dict[str, float] = {}  # per intent, over `floor`
+    margin: float = Field(0.10, ge=0, le=1)
+    case_timeout_s: float = Field(10.0, gt=0)  # a unit_test program's wall-clock limit
+    sandbox_python: str | None = None  # default: this interpreter, else /usr/bin/python3
+
+    @field_validator("categories", "floors")
+    @classmethod
+    def _known(cls, value: dict[str, Any], info: Any) -> dict[str, Any]:
+        intents = value.values() if info.field_name == "categories" else value.keys()
+        unknown = sorted(set(intents) - set(INTENTS))
+        if unknown:
+            raise ValueError(f"unknown intent {unknown[0]!r}; known: {', '.join(INTENTS)}")
+        if info.field_name == "floors" and any(not 0 <= f <= 1 for f in value.values()):
+            raise ValueError("a floor is a pass rate between 0 and 1")
+        return value
+
+
 class Config(_Strict):
     server: ServerConfig = ServerConfig()
     database: DatabaseConfig = DatabaseConfig()
@@ -392,6 +432,7 @@ class Config(_Strict):
     routing: RoutingConfig = RoutingConfig()
     health: HealthConfig = HealthConfig()
     state: StateConfig | None = None  # shared by the replicas through Redis
+    gate: GateConfig = GateConfig()
 
     @model_validator(mode="before")
     @classmethod

@@ -75,7 +75,9 @@ def regex_match(case: Case, answer: Answer) -> Verdict:
     text = answer.readable
     try:
         found = re.search(str(case.expected), text, re.IGNORECASE | re.DOTALL)
-        banned = [p for p in case.option("must_not_match", []) if re.search(p, text, re.IGNORECASE | re.DOTALL)]
+        banned = [
+            p for p in case.option("must_not_match", []) if re.search(p, text, re.IGNORECASE | re.DOTALL)
+        ]
     except re.error as exc:
         return Verdict.error(f"bad pattern in the case: {exc}")
     if banned:
@@ -141,7 +143,9 @@ def tool_call(case: Case, answer: Answer) -> Verdict:
     checks: list[tuple[bool, str]] = []
     if "tool" in expected:
         same = call["name"] == expected["tool"]
-        checks.append((same, f"tool={call['name']} {'ok' if same else 'wrong, expected ' + str(expected['tool'])}"))
+        checks.append(
+            (same, f"tool={call['name']} {'ok' if same else 'wrong, expected ' + str(expected['tool'])}")
+        )
     arguments = call.get("arguments", "")
     for key, value in (expected.get("args_contains") or {}).items():
         found = str(value).lower() in arguments.lower()
@@ -197,7 +201,10 @@ def answer_from_chat(body: dict[str, Any]) -> Answer:
     choices = body.get("choices") or [{}]
     message = choices[0].get("message") or {}
     calls = tuple(
-        {"name": str((c.get("function") or {}).get("name", "")), "arguments": str((c.get("function") or {}).get("arguments", ""))}
+        {
+            "name": str((c.get("function") or {}).get("name", "")),
+            "arguments": str((c.get("function") or {}).get("arguments", "")),
+        }
         for c in message.get("tool_calls") or ()
     )
     usage = body.get("usage") or {}

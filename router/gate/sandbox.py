@@ -70,7 +70,11 @@ class Sandbox:
     @cached_property
     def python(self) -> str:
         """The interpreter the programs run in: one a throwaway user may read and run."""
-        candidates = [self._python] if self._python else [sys._base_executable, sys.executable, *_FALLBACK_PYTHONS]
+        candidates = (
+            [self._python]
+            if self._python
+            else [getattr(sys, "_base_executable", None), sys.executable, *_FALLBACK_PYTHONS]
+        )
         for candidate in candidates:
             if candidate and os.path.isfile(candidate) and (os.geteuid() != 0 or _world_runnable(candidate)):
                 return os.path.realpath(candidate)

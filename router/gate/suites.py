@@ -95,7 +95,9 @@ def parse_case(raw: Any, where: str, suite: str = "") -> Case:
             raise SuiteError(f"{where}: {key} must be a non-empty string")
     ident = raw["id"]
     if raw["evaluator"] not in EVALUATORS:
-        raise SuiteError(f"{where} ({ident}): unknown evaluator {raw['evaluator']!r}; known: {', '.join(EVALUATORS)}")
+        raise SuiteError(
+            f"{where} ({ident}): unknown evaluator {raw['evaluator']!r}; known: {', '.join(EVALUATORS)}"
+        )
     metadata = raw.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise SuiteError(f"{where} ({ident}): metadata must be a mapping")
@@ -106,7 +108,9 @@ def parse_case(raw: Any, where: str, suite: str = "") -> Case:
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens <= 0:
         raise SuiteError(f"{where} ({ident}): max_tokens must be a positive integer")
     temperature = raw.get("temperature")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, int | float)):
+    if temperature is not None and (
+        isinstance(temperature, bool) or not isinstance(temperature, int | float)
+    ):
         raise SuiteError(f"{where} ({ident}): temperature must be a number")
     difficulty = raw.get("difficulty")
     case = Case(
@@ -133,10 +137,12 @@ def _check_grading(case: Case, where: str) -> None:
         raise SuiteError(f"{where}: {ev} needs expected: a string")
     if ev == "text_contains" and expected is None and not isinstance(case.option("expected_keywords"), list):
         raise SuiteError(f"{where}: text_contains needs expected or expected_keywords")
-    if ev == "structural_count":
-        if not isinstance(expected, int) or case.option("unit") not in ("line", "sentence", "stanza", "paragraph"):
-            raise SuiteError(f"{where}: structural_count needs expected: N and metadata.unit: line|sentence|stanza")
+    units = ("line", "sentence", "stanza", "paragraph")
+    if ev == "structural_count" and (not isinstance(expected, int) or case.option("unit") not in units):
+        raise SuiteError(f"{where}: structural_count needs expected: N and metadata.unit: {'|'.join(units)}")
     if ev == "tool_call" and not isinstance(case.option("tools"), list):
         raise SuiteError(f"{where}: tool_call needs metadata.tools")
     if ev == "programmatic" and (case.option("eval_type") != "unit_test" or not isinstance(expected, str)):
-        raise SuiteError(f"{where}: programmatic is run only as eval_type: unit_test with assertions in expected")
+        raise SuiteError(
+            f"{where}: programmatic is run only as eval_type: unit_test with assertions in expected"
+        )
