@@ -344,7 +344,9 @@ def plan_reply(api: str, mode: str, body: dict[str, Any], behaviour: Behaviour) 
     if script is not None:
         scripted = script.get("tool_call")
         call = ToolCall(str(scripted["name"]), str(scripted.get("arguments", "{}"))) if scripted else None
-        return Reply(reasoning, () if call else tuple(_SCRIPT_PIECES.findall(str(script.get("text", "")))), call)
+        return Reply(
+            reasoning, () if call else tuple(_SCRIPT_PIECES.findall(str(script.get("text", "")))), call
+        )
     call = None
     if api == "chat" and behaviour.chat_always_calls:
         tools = body.get("tools")
@@ -935,7 +937,7 @@ class _Chat(Answer):
 
     def whole(self) -> dict[str, Any]:
         created = int(time.time())
-        text = "".join(self.fake.behaviour.reply_tokens)
+        text = "".join(self.reply.text) if self.reply.text else "".join(self.fake.behaviour.reply_tokens)
         if self.api == "completions":
             return {
                 "id": f"cmpl-{uuid.uuid4().hex}",
@@ -977,7 +979,7 @@ class _Chat(Answer):
         return [(None, {**self.base, "choices": [choice], **null_usage}) for choice in self._choices()]
 
     def _choices(self) -> list[dict[str, Any]]:
-        tokens = self.fake.behaviour.reply_tokens
+        tokens = list(self.reply.text) or self.fake.behaviour.reply_tokens
         if self.api == "completions":
             out: list[dict[str, Any]] = [
                 {"index": 0, "text": t, "logprobs": None, "finish_reason": None} for t in tokens

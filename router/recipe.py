@@ -203,7 +203,11 @@ def apply_recipes(config: Config, config_file: str | os.PathLike[str]) -> Config
             digest = hashlib.sha256(render_command(load_recipe(recipe_path(config_file, backend))).encode())
         except RecipeError as exc:
             raise RecipeError(f"backends.{name}.recipe: {exc}") from None
-        update = {"max_concurrency": concurrency, "context_window": window, "recipe_sha256": digest.hexdigest()}
+        update = {
+            "max_concurrency": concurrency,
+            "context_window": window,
+            "recipe_sha256": digest.hexdigest(),
+        }
         backends[name] = backend.model_copy(update=update)
         changed = True
     return config.model_copy(update={"backends": backends}) if changed else config

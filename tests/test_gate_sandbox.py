@@ -7,6 +7,7 @@ too (no file written, no secret printed, no process left).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -28,10 +29,8 @@ def sandboxed_processes() -> int:
     """Processes still running a sandboxed program (their command line names its folder)."""
     count = 0
     for entry in Path("/proc").iterdir():
-        try:
+        with contextlib.suppress(OSError):
             count += entry.name.isdigit() and b"offload-gate-" in (entry / "cmdline").read_bytes()
-        except OSError:
-            pass
     return count
 
 
@@ -72,7 +71,10 @@ def test_writing_outside_its_folder_is_refused(tmp_path: Path) -> None:
 
 
 def test_writing_inside_its_own_folder_works() -> None:
-    assert graded("open('scratch.txt', 'w').write('ok')", "assert open('scratch.txt').read() == 'ok'").status == "pass"
+    assert (
+        graded("open('scratch.txt', 'w').write('ok')", "assert open('scratch.txt').read() == 'ok'").status
+        == "pass"
+    )
 
 
 def test_a_big_file_stops_at_the_file_size_limit() -> None:
@@ -102,7 +104,9 @@ def test_the_proxys_environment_is_out_of_reach(monkeypatch: pytest.MonkeyPatch)
 def test_opening_a_network_socket_is_blocked_where_the_platform_allows() -> None:
     applied = SANDBOX.containment()
     if "net=namespace" not in applied and not any(f"landlock={n}" in applied for n in range(4, 100)):
-        pytest.skip(f"no network isolation on this machine ({applied or 'limits only'}): docs/gate.md says so")
+        pytest.skip(
+            f"no network isolation on this machine ({applied or 'limits only'}): docs/gate.md says so"
+        )
     import socket
 
     with socket.socket() as server:

@@ -26,6 +26,7 @@ from router.gate import stage1, store
 from router.gate.runner import Progress, TargetError, new_run_id, resolve_target, run_cases
 from router.gate.sandbox import Limits, Sandbox, SandboxError
 from router.gate.suites import Case, SuiteError, load
+from router.report import cost
 
 _CONFIG_HELP = "config file (default: $OFFLOAD_CONFIG, else ./config/router.yaml)"
 
@@ -124,7 +125,13 @@ def _run(config: Config, opts: argparse.Namespace) -> int:
         wall_time_s=round(time.perf_counter() - clock, 3),
     )
     store.save(config.database.url, run, results)
-    print(f"stored run {run_id} ({run.wall_time_s:.0f} s); offload gate show, then offload gate propose")
+    prompt, completion, cached = store.tokens(config.database.url, run_id)
+    price = config.backends[target.name].price
+    print(
+        f"stored run {run_id}: {run.wall_time_s:.0f} s, {prompt:,} prompt and {completion:,} completion tokens"
+        f" (${cost(price, prompt, completion, cached):,.2f} at {target.name}'s price)."
+        " Next: offload gate show, then offload gate propose"
+    )
     return 0
 
 

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from router.config import Config
 from router.db import ensure_schema, make_engine, sqlite_file_missing
-from router.models import GateResult, GateRun, gate_results_table, gate_runs_table
+from router.models import GateResult, GateRun, gate_results_table, gate_runs_table, usage_table
 
 RUNS_PER_TARGET = 20  # how far back a category's newest results are looked for
 
@@ -121,6 +121,18 @@ def evidence(url: str) -> dict[str, Evidence]:
                     found.results[category] = results
                     found.runs[category] = run
     return out
+
+
+def tokens(url: str, run_id: str) -> tuple[int, int, int]:
+    """``(prompt, completion, cached)`` tokens of a run's requests, from their usage rows."""
+    u = usage_table.c
+    query = sa.select(
+        sa.func.coalesce(sa.func.sum(u.prompt_tokens), 0).label("prompt"),
+        sa.func.coalesce(sa.func.sum(u.completion_tokens), 0).label("completion"),
+        sa.func.coalesce(sa.func.sum(u.cached_tokens), 0).label("cached"),
+    ).where(u.gate_run == run_id)
+    rows = _read(url, query)
+    return (int(rows[0]["prompt"]), int(rows[0]["completion"]), int(rows[0]["cached"])) if rows else (0, 0, 0)
 
 
 def _results(url: str, run_id: str) -> dict[str, list[Result]]:
