@@ -36,7 +36,7 @@ OTHER_ADMIN_KEY = "sk-admin-second-0123456789abcdef"
 CLIENT_KEY = "sk-client-console-0123456789abcdef"
 MONTH = "2026-10"
 BASE = "/offload/console"
-PAGES = ["/month", f"/month?month={MONTH}", "/now", "/decisions", "/labels"]
+PAGES = ["/month", f"/month?month={MONTH}", "/now", "/decisions", "/labels", "/gate"]
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)>"
 
 

@@ -433,3 +433,27 @@ def test_an_arm_can_win_an_intent_and_the_cloud_margin_decides(
     text = show.render(config, store.evidence(url))
     assert text.index("local-thinking") < text.index("cloud (cloud)")  # local, its arm, then the cloud
     assert "STALE" in text
+
+
+async def test_the_console_gate_page_shows_runs_the_proposal_and_a_stale_recipe(tmp_path: Path) -> None:
+    from tests.test_console import BASE, console_client, login
+    from tests.test_console import make_config as console_config
+
+    config = console_config(f"sqlite:///{tmp_path}/usage.db")
+    url = config.database.url
+    async with console_client(config) as client:
+        await login(client)
+        empty = await client.get(f"{BASE}/gate")
+        assert empty.status_code == 200 and "No gate runs yet" in empty.text
+        fresh = evidence_run(
+            "local", "local", fingerprint(config, "local"), {"coding": (24, 30), "math": (8, 30)}
+        )
+        store.save(url, *fresh)
+        page = (await client.get(f"{BASE}/gate")).text
+        assert 'data-intent="coding" data-proposed="local"' in page
+        assert 'data-intent="math" data-proposed="cloud"' in page
+        assert 'data-run="run-local"' in page and "80.0%" in page
+        assert "Stale evidence" not in page
+        store.save(url, *evidence_run("cloud", "cloud", "recipe-before-the-change", {"math": (25, 30)}))
+        page = (await client.get(f"{BASE}/gate")).text
+        assert 'data-stale="1"' in page and "cloud: its recipe or model changed after run run-cloud" in page

@@ -261,7 +261,30 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
         return Page("labels.html", context)
 
     api.add_api_route("/labels", _page(labels), methods=["GET"])
+
+    # ---------------------------------------------------------------- gate
+
+    async def gate(request: Request, viewer: Session) -> Page:
+        return Page("gate.html", {"nav": "gate", **await console.run(_gate_context, config)})
+
+    api.add_api_route("/gate", _page(gate), methods=["GET"])
     return api
+
+
+def _gate_context(config: Config) -> dict[str, Any]:
+    """The Gate page: the latest runs, the evidence, the proposal against the current table
+    (``router.gate``); read in a console thread."""
+    from router.gate import propose, show, store
+
+    url = config.database.url
+    evidence = store.evidence(url) if config.database.enabled else {}
+    proposal = propose.propose(config, evidence)
+    return {
+        "runs": store.runs(url, limit=10) if config.database.enabled else [],
+        "table": show.table(config, evidence),
+        "proposal": proposal,
+        "diff": proposal.diff(dict(config.routing.intents)),
+    }
 
 
 # ---------------------------------------------------------------- helpers

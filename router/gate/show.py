@@ -94,6 +94,28 @@ def _run_line(config: Config, found: Evidence) -> str:
     return f"  {found.target} ({found.route}): " + "; ".join(parts)
 
 
+def table(config: Config, evidence: dict[str, Evidence]) -> dict[str, Any]:
+    """The same figures as :func:`render`, as plain data for the console's Gate page."""
+    targets = order_targets(config, evidence)
+
+    def row(name: str, pick: Any) -> dict[str, Any]:
+        return {"name": name, "cells": [pick(evidence[t]) for t in targets]}
+
+    def of(category: str) -> Any:
+        return lambda e: tally(e.results[category]) if category in e.results else None
+
+    curves = {t: by(evidence[t].all_results(), lambda r: r.difficulty) for t in targets}
+    levels = difficulty_order({d for c in curves.values() for d in c})
+    return {
+        "targets": [
+            {"name": t, "route": evidence[t].route, "runs": _run_line(config, evidence[t])} for t in targets
+        ],
+        "categories": [row(c, of(c)) for c in categories(config, evidence)],
+        "all": row("all", lambda e: tally(e.all_results())),
+        "difficulty": [{"name": d, "cells": [curves[t].get(d) for t in targets]} for d in levels],
+    }
+
+
 def as_json(config: Config, evidence: dict[str, Evidence]) -> dict[str, Any]:
     def tally_json(t: Tally) -> dict[str, Any]:
         return {"passed": t.passed, "failed": t.failed, "errors": t.errors, "timeouts": t.timeouts,
