@@ -436,11 +436,12 @@ def test_an_arm_can_win_an_intent_and_the_cloud_margin_decides(
 
 
 async def test_the_console_gate_page_shows_runs_the_proposal_and_a_stale_recipe(tmp_path: Path) -> None:
-    from tests.test_console import BASE, console_client, login
+    from tests.test_console import BASE, console_client, login, row, seed
     from tests.test_console import make_config as console_config
 
     config = console_config(f"sqlite:///{tmp_path}/usage.db")
     url = config.database.url
+    seed(url, [row(1), row(2, request_id="req-gate", gate_run="run-local")])
     async with console_client(config) as client:
         await login(client)
         empty = await client.get(f"{BASE}/gate")
@@ -457,3 +458,77 @@ async def test_the_console_gate_page_shows_runs_the_proposal_and_a_stale_recipe(
         store.save(url, *evidence_run("cloud", "cloud", "recipe-before-the-change", {"math": (25, 30)}))
         page = (await client.get(f"{BASE}/gate")).text
         assert 'data-stale="1"' in page and "cloud: its recipe or model changed after run run-cloud" in page
+        decisions = (await client.get(f"{BASE}/decisions")).text
+        assert decisions.count("offload gate run run-local") == 1  # its request, tagged
+    assert report.build_report(config, "2026-10")["requests"] == 1  # the gate's request is not traffic
+
+
+def test_a_recipe_change_makes_the_evidence_stale(
+    tmp_path: Path, fakes: tuple[RunningFake, RunningFake]
+) -> None:
+    recipe = Path(__file__).resolve().parent.parent / "config" / "laguna-spark.yaml"
+    (tmp_path / "laguna-spark.yaml").write_text(recipe.read_text())
+    config_file = write_config(tmp_path, *fakes)
+    raw = yaml.safe_load(config_file.read_text())
+    raw["backends"]["local"].update(recipe="laguna-spark.yaml")
+    for key in ("max_concurrency", "context_window"):
+        raw["backends"]["local"].pop(key)
+    config_file.write_text(yaml.safe_dump(raw))
+    stage1 = official_a(tmp_path / "stage1.json")
+    assert main(["gate", "import", str(stage1), "--backend", "local", "--config", str(config_file)]) == 0
+    config = load_config(config_file)
+    assert propose.propose(config, store.evidence(config.database.url)).stale == []
+
+    changed = (
+        (tmp_path / "laguna-spark.yaml")
+        .read_text()
+        .replace("gpu-memory-utilization: 0.82", "gpu-memory-utilization: 0.9")
+    )
+    (tmp_path / "laguna-spark.yaml").write_text(changed)
+    config = load_config(config_file)
+    stale = propose.propose(config, store.evidence(config.database.url)).stale
+    assert len(stale) == 1 and stale[0].startswith("local: its recipe or model changed after run")
+    assert "STALE" in show.render(config, store.evidence(config.database.url))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"not json", "not JSON"),
+        (b'{"tests": []}', "no tests[]"),
+        (
+            b'{"tests": [{"test_id": "a", "category": "math", "status": "maybe"}]}',
+            "status must be pass, fail or error",
+        ),
+        (
+            b'{"tests": [{"test_id": "a", "category": "math", "status": "pass"}, {"test_id": "a", "category": "math", "status": "fail"}]}',
+            "twice",
+        ),
+    ],
+)
+def test_a_file_that_is_not_a_stage1_result_is_refused(
+    tmp_path: Path,
+    fakes: tuple[RunningFake, RunningFake],
+    capsys: pytest.CaptureFixture[str],
+    content: bytes,
+    message: str,
+) -> None:
+    config_file = write_config(tmp_path, *fakes)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    assert main(["gate", "import", str(bad), "--backend", "local", "--config", str(config_file)]) == 2
+    assert message in capsys.readouterr().err
+    assert store.runs(load_config(config_file).database.url) == []
+
+
+def test_gate_config_is_checked_at_start_up() -> None:
+    from router.config import ConfigError, parse_config
+
+    backends = {"local": {"kind": "vllm", "base_url": "http://127.0.0.1:1/v1", "model": "m"}}
+    for gate, key in (
+        ({"categories": {"prose": "poetry"}}, "gate.categories"),
+        ({"floors": {"math": 2}}, "gate.floors"),
+    ):
+        with pytest.raises(ConfigError, match=key):
+            parse_config({"backends": backends, "gate": gate}, env={})
+    assert parse_config({"backends": backends}, env={}).gate.categories["prose"] == "writing"
