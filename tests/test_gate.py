@@ -132,6 +132,12 @@ def write_config(tmp_path: Path, local: RunningFake, cloud: RunningFake, **extra
     return path
 
 
+def show_tallies(found: store.Evidence) -> dict[str, Any]:
+    from router.gate.stats import tally
+
+    return {category: tally(results) for category, results in found.results.items()}
+
+
 def by_evaluator(results: list[Result]) -> dict[str, tuple[int, int]]:
     out: dict[str, list[int]] = {}
     for r in results:
@@ -173,6 +179,10 @@ def test_a_scripted_run_reproduces_the_scripted_pass_rates_per_grader(
         tally[1] += 1
     assert by_evaluator(results) == {k: (v[0], v[1]) for k, v in expected.items()}
     assert {r.case_id for r in results if r.status == "pass"} == {c["id"] for c, _, ok in CASES if ok}
+    per_category = collections.Counter(c["category"] for c, _, ok in CASES if ok)
+    assert {c: v.passed for c, v in show_tallies(found["local"]).items()} == {
+        c: per_category.get(c, 0) for c in {case["category"] for case, _, _ in CASES}
+    }
     assert not [r for r in results if r.status == "error"]
 
     # Every request went to the local box as itself, with its model and extra body.

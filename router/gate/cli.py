@@ -58,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     proposed.add_argument("--config", help=_CONFIG_HELP)
     opts = parser.parse_args(argv)
     config = load_config(opts.config)
+    if not config.database.enabled:
+        print("offload gate: runs are stored in the database, and database.enabled is false", file=sys.stderr)
+        return 2
     try:
         return int(_COMMANDS[opts.command](config, opts))
     except (SuiteError, TargetError, SandboxError, stage1.Stage1Error, SchemaOutOfDate) as exc:

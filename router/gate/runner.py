@@ -144,11 +144,7 @@ async def run_cases(
             started = time.perf_counter()
             answer, verdict = await _ask(client, case, target, stream)
             if verdict is None:
-                verdict = (
-                    await asyncio.to_thread(grade, case, answer, run_code)
-                    if case.runs_code
-                    else grade(case, answer)
-                )
+                verdict = await _graded(case, answer, run_code)
             if on_result is not None:
                 on_result(verdict)
             return Result(case.id, case.category, case.difficulty, case.evaluator, verdict.status,
@@ -161,6 +157,16 @@ async def run_cases(
         ) as client,
     ):
         return list(await asyncio.gather(*(one(client, case) for case in cases)))
+
+
+async def _graded(case: Case, answer: Answer, run_code: CodeRunner | None) -> Verdict:
+    """The verdict; a grader that breaks is an error of this case, never of the whole run."""
+    try:
+        if case.runs_code:
+            return await asyncio.to_thread(grade, case, answer, run_code)
+        return grade(case, answer)
+    except Exception as exc:
+        return Verdict.error(f"grading failed: {type(exc).__name__}")
 
 
 async def _ask(
