@@ -542,3 +542,25 @@ def test_gate_config_is_checked_at_start_up() -> None:
         with pytest.raises(ConfigError, match=key):
             parse_config({"backends": backends, "gate": gate}, env={})
     assert parse_config({"backends": backends}, env={}).gate.categories["prose"] == "writing"
+
+
+def test_gate_prompts_never_become_training_data(
+    tmp_path: Path, fakes: tuple[RunningFake, RunningFake], capsys: pytest.CaptureFixture[str]
+) -> None:
+    local, cloud = fakes
+    fake_config(local, scripts=scripts())
+    config_file = write_config(tmp_path, local, cloud)
+    raw = yaml.safe_load(config_file.read_text())
+    raw["database"]["store_text"] = True
+    config_file.write_text(yaml.safe_dump(raw))
+    math = [str(p) for p in write_suites(tmp_path / "suites") if p.stem == "math"]
+    assert main(["gate", "run", "--config", str(config_file), "--backend", "local", "--suite", *math]) == 0
+    out = tmp_path / "export.jsonl"
+    month = datetime.now(UTC).strftime("%Y-%m")
+    main(["export", "--config", str(config_file), "--month", month, "--select", "all", "--out", str(out)])
+    assert "[g0" not in (out.read_text() if out.exists() else "")
+    engine = db.make_engine(load_config(config_file).database.url, pooled=False)
+    with engine.connect() as conn:
+        stored = conn.execute(sa.select(usage_table.c.prompt_text)).scalars().all()
+    engine.dispose()
+    assert len(stored) == 3 and all("[g0" in text for text in stored)  # stored, but not exported
