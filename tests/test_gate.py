@@ -564,3 +564,21 @@ def test_gate_prompts_never_become_training_data(
         stored = conn.execute(sa.select(usage_table.c.prompt_text)).scalars().all()
     engine.dispose()
     assert len(stored) == 3 and all("[g0" in text for text in stored)  # stored, but not exported
+
+
+def test_cases_the_gate_does_not_grade_are_counted_and_left_out(
+    tmp_path: Path, fakes: tuple[RunningFake, RunningFake], capsys: pytest.CaptureFixture[str]
+) -> None:
+    local, cloud = fakes
+    fake_config(local, scripts=scripts())
+    config_file = write_config(tmp_path, local, cloud)
+    folder = tmp_path / "suites"
+    math = next(p for p in write_suites(folder) if p.stem == "math")
+    agentic = tmp_path / "agentic" / "agentic.yaml"
+    agentic.parent.mkdir()
+    agentic.write_text(yaml.safe_dump([{"id": "av2-01", "category": "agentic", "prompt": "write a file",
+                                        "evaluator": "agentic_file_check"}]))  # fmt: skip
+    assert main(["gate", "run", "--config", str(config_file), "--backend", "local",
+                 "--suite", str(math), str(agentic.parent)]) == 0  # fmt: skip
+    assert "skipped cases the gate does not grade: 1 agentic_file_check" in capsys.readouterr().err
+    assert len(store.evidence(load_config(config_file).database.url)["local"].all_results()) == 3

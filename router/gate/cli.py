@@ -88,7 +88,11 @@ def _limited(cases: list[Case], limit: int | None) -> list[Case]:
 
 def _run(config: Config, opts: argparse.Namespace) -> int:
     target = resolve_target(config, opts.backend, opts.arm)
-    cases = _limited(load(opts.suite), opts.limit)
+    loaded = load(opts.suite)
+    if loaded.skipped:
+        left = ", ".join(f"{n} {evaluator}" for evaluator, n in sorted(loaded.skipped.items()))
+        print(f"skipped cases the gate does not grade: {left}", file=sys.stderr)
+    cases = _limited(loaded.cases, opts.limit)
     code = [c for c in cases if c.runs_code]
     sandbox = None
     if code and not opts.allow_code:

@@ -5,6 +5,8 @@ needs (``expected``; ``expected_keywords`` and ``min_matches`` for keyword scori
 optional ``difficulty``, ``max_tokens``, ``temperature`` and ``metadata`` (``tools``,
 ``eval_type``, ``unit``, ``op``, ``must_not_match``). Anything else is kept and ignored.
 A path may be a file or a folder (every ``*.yaml``/``*.yml`` under it, in name order).
+Cases of evaluators the gate does not grade (smf-bench's ``agentic_file_check``,
+``llm_judge``, a ``programmatic`` checker) are counted and left out, not guessed at.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -48,19 +50,48 @@ class Case:
         return self.metadata.get(name, default)
 
 
-def load(paths: Iterable[str | Path]) -> list[Case]:
-    """Every case under ``paths``; SuiteError for a bad file, a bad case or a repeated id."""
+class Loaded(NamedTuple):
+    cases: list[Case]
+    skipped: dict[str, int]  # evaluator → cases the gate does not grade (agentic_file_check, llm_judge)
+
+
+def load(paths: Iterable[str | Path]) -> Loaded:
+    """Every case under ``paths`` that the gate can grade, and a count of those it cannot;
+    SuiteError for a bad file, a bad case or a repeated id."""
     cases: list[Case] = []
+    skipped: dict[str, int] = {}
     seen: dict[str, str] = {}
     for file in _files(paths):
-        for case in load_file(file):
+        for item, where in _items(file):
+            unsupported = _unsupported(item)
+            if unsupported:
+                skipped[unsupported] = skipped.get(unsupported, 0) + 1
+                continue
+            case = parse_case(item, where, file.stem)
             if case.id in seen:
                 raise SuiteError(f"{file}: case {case.id!r} is also in {seen[case.id]}")
             seen[case.id] = str(file)
             cases.append(case)
     if not cases:
-        raise SuiteError("no cases found: give smf-bench suite files or folders (e.g. suites/quality)")
-    return cases
+        raise SuiteError("no cases the gate can grade: give smf-bench suite files or folders")
+    return Loaded(cases, skipped)
+
+
+def _unsupported(item: Any) -> str | None:
+    """The evaluator of a case the gate does not grade, or None."""
+    if not isinstance(item, dict) or not isinstance(item.get("evaluator"), str):
+        return None  # parse_case says what is wrong with it
+    evaluator = item["evaluator"]
+    if evaluator not in EVALUATORS:
+        return evaluator
+    metadata = item.get("metadata")
+    if (
+        evaluator == "programmatic"
+        and isinstance(metadata, dict)
+        and metadata.get("eval_type") != "unit_test"
+    ):
+        return "programmatic (checker)"
+    return None
 
 
 def _files(paths: Iterable[str | Path]) -> list[Path]:
@@ -76,7 +107,8 @@ def _files(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def load_file(file: Path) -> list[Case]:
+def _items(file: Path) -> list[tuple[Any, str]]:
+    """The file's cases, each with where it is (``file[n]``)."""
     try:
         documents = [d for d in yaml.safe_load_all(file.read_text(encoding="utf-8")) if d is not None]
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -84,7 +116,7 @@ def load_file(file: Path) -> list[Case]:
     items: list[Any] = []
     for document in documents:
         items += document if isinstance(document, list) else [document]
-    return [parse_case(item, f"{file}[{n}]", file.stem) for n, item in enumerate(items)]
+    return [(item, f"{file}[{n}]") for n, item in enumerate(items)]
 
 
 def parse_case(raw: Any, where: str, suite: str = "") -> Case:
@@ -95,9 +127,7 @@ def parse_case(raw: Any, where: str, suite: str = "") -> Case:
             raise SuiteError(f"{where}: {key} must be a non-empty string")
     ident = raw["id"]
     if raw["evaluator"] not in EVALUATORS:
-        raise SuiteError(
-            f"{where} ({ident}): unknown evaluator {raw['evaluator']!r}; known: {', '.join(EVALUATORS)}"
-        )
+        raise SuiteError(f"{where} ({ident}): the gate does not grade {raw['evaluator']!r}")
     metadata = raw.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise SuiteError(f"{where} ({ident}): metadata must be a mapping")
