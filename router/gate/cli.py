@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 
 from router.config import Config, load_config
-from router.db import SchemaOutOfDate
+from router.db import SchemaOutOfDate, ensure_schema
 from router.gate import propose as proposing
 from router.gate import show as showing
 from router.gate import stage1, store
@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.add_argument("--suite", nargs="+", required=True, metavar="PATH", help="suite files or folders")
     _target_options(run)
-    run.add_argument("--concurrency", type=int, default=4, help="cases in flight at once (default 4)")
-    run.add_argument("--limit", type=int, help="at most N cases per category (a quick check)")
+    run.add_argument("--concurrency", type=_positive, default=4, help="cases in flight at once (default 4)")
+    run.add_argument("--limit", type=_positive, help="at most N cases per category (a quick check)")
     run.add_argument("--stream", action="store_true", help="ask for streamed answers")
     run.add_argument(
         "--allow-code", action="store_true", help="run model-written code (unit_test cases) in the sandbox"
@@ -68,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
 def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", required=True, help="the backend that answers (a name from backends:)")
     parser.add_argument("--arm", help="a variant of that backend (variant_of), e.g. thinking on")
@@ -88,6 +94,7 @@ def _limited(cases: list[Case], limit: int | None) -> list[Case]:
 
 def _run(config: Config, opts: argparse.Namespace) -> int:
     target = resolve_target(config, opts.backend, opts.arm)
+    ensure_schema(config.database.url)  # a stale PostgreSQL fails now, not after the run
     loaded = load(opts.suite)
     if loaded.skipped:
         left = ", ".join(f"{n} {evaluator}" for evaluator, n in sorted(loaded.skipped.items()))
