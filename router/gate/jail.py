@@ -22,7 +22,7 @@ import sys
 CLONE_NEWNET = 0x40000000
 PR_SET_NO_NEW_PRIVS = 38
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # x86_64 and arm64 alike
-O_PATH = 0o10000000 if sys.platform == "linux" else 0
+O_PATH = getattr(os, "O_PATH", 0o10000000)  # Linux: the same value on x86_64 and arm64
 READ_DIR_RIGHTS = 1 | 4 | 8  # execute, read file, read dir
 FILE_RIGHTS = 1 | 2 | 4  # execute, write file, read file (what a file, not a folder, may get)
 TRUNCATE = 1 << 14
