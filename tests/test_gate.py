@@ -19,14 +19,14 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
-from router import db, report
-from router.cli import main
 from router.config import load_config
-from router.demo import simulated_backends
-from router.fakeupstream import RunningFake, start_in_thread
+from router.fake.upstream import RunningFake, start_in_thread
 from router.gate import propose, show, store
 from router.gate.store import Result, Run, fingerprint
-from router.models import usage_table
+from router.ledger import db, report
+from router.ledger.models import usage_table
+from router.ops.cli import main
+from router.ops.demo import simulated_backends
 from tests.conftest import fake_config, fake_state
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL
 

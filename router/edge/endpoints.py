@@ -283,7 +283,9 @@ def _gate_run(request: Request, caller: Caller | None) -> str | None:
     if not run:
         return None
     if caller is not None and not caller.admin:
-        raise ProxyError(403, "x-offload-gate needs an admin key", param="x-offload-gate", code="admin_required")
+        raise ProxyError(
+            403, "x-offload-gate needs an admin key", param="x-offload-gate", code="admin_required"
+        )
     if len(run) > 64:
         raise ProxyError(400, "x-offload-gate: a run id of at most 64 characters", param="x-offload-gate")
     return run

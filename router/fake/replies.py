@@ -179,7 +179,9 @@ def plan_reply(api: str, mode: str, body: dict[str, Any], behaviour: Behaviour) 
     if script is not None:
         scripted = script.get("tool_call")
         call = ToolCall(str(scripted["name"]), str(scripted.get("arguments", "{}"))) if scripted else None
-        return Reply(reasoning, () if call else tuple(_SCRIPT_PIECES.findall(str(script.get("text", "")))), call)
+        return Reply(
+            reasoning, () if call else tuple(_SCRIPT_PIECES.findall(str(script.get("text", "")))), call
+        )
     call = None
     if api == "chat" and behaviour.chat_always_calls:
         tools = body.get("tools")

@@ -19,14 +19,14 @@ from pathlib import Path
 import orjson
 
 from router.config import Config, load_config
-from router.db import SchemaOutOfDate, ensure_schema
 from router.gate import propose as proposing
 from router.gate import show as showing
 from router.gate import stage1, store
 from router.gate.runner import Progress, TargetError, new_run_id, resolve_target, run_cases
 from router.gate.sandbox import Limits, Sandbox, SandboxError
 from router.gate.suites import Case, SuiteError, load
-from router.report import cost
+from router.ledger.db import SchemaOutOfDate, ensure_schema
+from router.ledger.report import cost
 
 _CONFIG_HELP = "config file (default: $OFFLOAD_CONFIG, else ./config/router.yaml)"
 

@@ -18,8 +18,8 @@ import orjson
 import sqlalchemy as sa
 
 from router.config import Config
-from router.db import ensure_schema, make_engine, sqlite_file_missing
-from router.models import GateResult, GateRun, gate_results_table, gate_runs_table, usage_table
+from router.ledger.db import ensure_schema, make_engine, sqlite_file_missing
+from router.ledger.models import GateResult, GateRun, gate_results_table, gate_runs_table, usage_table
 
 RUNS_PER_TARGET = 20  # how far back a category's newest results are looked for
 

@@ -194,7 +194,7 @@ class GateRun(Base):
     """One capability run of ``offload gate`` (``router.gate``): smf-bench-format cases sent
     through the proxy to one backend or arm, or a stage-1 result file imported.
 
-    ``recipe_hash`` fingerprints what answered (``router.gate.fingerprint``): a config whose
+    ``recipe_hash`` fingerprints what answered (``router.gate.store.fingerprint``): a config whose
     backend hashes otherwise has changed since, and the run's evidence is stale.
     """
 
