@@ -167,6 +167,9 @@ def test_a_scripted_run_reproduces_the_scripted_pass_rates_per_grader(
     ]
     args += ["--suite", *map(str, write_suites(tmp_path / "suites")), *(["--stream"] if stream else [])]
     assert main(args) == 0
+    printed = capsys.readouterr()
+    assert "completion tokens ($0.00 at local's price)" in printed.out  # the box bills nothing
+    assert f"{len(CASES)}/{len(CASES)} [" in printed.err  # the progress bar reached the end
 
     config = load_config(config_file)
     found = store.evidence(config.database.url)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.config import INTENTS, Config
+from router.gate.show import order_targets
 from router.gate.stats import Tally, percent, span, tally
 from router.gate.store import Evidence, fingerprint
 
@@ -78,7 +79,8 @@ def _line(config: Config, evidence: dict[str, Evidence], intent: str) -> Line:
     current = config.routing.intents.get(intent)
     floor = config.gate.floors.get(intent, config.gate.floor)
     tallies: dict[str, Tally] = {}
-    for target, found in evidence.items():
+    for target in order_targets(config, evidence):  # local, its arms, then cloud
+        found = evidence[target]
         results = [r for c in categories for r in found.results.get(c, [])]
         if results:
             tallies[target] = tally(results)
