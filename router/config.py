@@ -130,6 +130,11 @@ class ClientKey(_Strict):
 class AuthConfig(_Strict):
     keys: list[ClientKey] = []
     admin_keys: list[ClientKey] = []
+    # The console cookies' signing secret (from the environment; share it between replicas).
+    # Unset: a random one kept in console_secret_file (default: beside the SQLite database
+    # or the spool), created 0600 on first start.
+    console_secret: str | None = None
+    console_secret_file: str | None = None
 
 
 class Price(_Strict):
