@@ -15,11 +15,13 @@ import re
 import stat
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from classifier.model import DEFAULT_ROUTES, INTENTS
+from router.redact import redact_urls
 
 # Where the config is looked for when none is named: relative to the working directory, where
 # a checkout has it and `offload init` writes it (router/init.py). Never beside the
@@ -46,6 +48,11 @@ class MissingEnv(str):
         obj = super().__new__(cls, "")
         obj.var = var
         return obj
+
+
+# The shortest period of any background loop (flushes, journal, probes, scrapes): below it a
+# loop would spin a core for nothing (1e-6 s once took 96 % of one), so it is a config error.
+MIN_LOOP_S = 0.01
 
 
 class _Strict(BaseModel):
@@ -83,7 +90,7 @@ class DatabaseConfig(_Strict):
     url: str = "sqlite:///offload.db"
     store_text: bool = False  # prompt/completion text is never stored unless this is on
     batch_size: int = Field(500, gt=0)
-    flush_interval_s: float = Field(1.0, gt=0)
+    flush_interval_s: float = Field(1.0, ge=MIN_LOOP_S)
     queue_max: int = Field(50_000, gt=0)
     spool_path: str = "offload-spool.jsonl"
     enabled: bool = True
@@ -91,7 +98,7 @@ class DatabaseConfig(_Strict):
     # write, no fsync) until committed: a SIGKILL or OOM kill loses at most the
     # rows of the last interval (docs/operations.md). Off: up to flush_interval_s.
     journal: bool = True
-    journal_interval_s: float = Field(0.05, gt=0, le=10)
+    journal_interval_s: float = Field(0.05, ge=MIN_LOOP_S, le=10)
 
     @field_validator("url")
     @classmethod
@@ -209,7 +216,16 @@ class BackendConfig(_Strict):
             raise ValueError("needs base_url or endpoints")
         for url in self.urls:
             if not url.startswith(("http://", "https://")):
-                raise ValueError(f"url {url!r} must start with http:// or https://")
+                raise ValueError(f"url {redact_urls(url)!r} must start with http:// or https://")
+            parts = urlsplit(url)
+            has_credentials = parts.username is not None or parts.password is not None
+            if has_credentials and self.api_key and self.kind != "anthropic":
+                # Both would be the Authorization header (Basic from the URL, Bearer from the
+                # key): aiohttp refuses every such request, so refuse the config, once.
+                raise ValueError(
+                    f"url {redact_urls(url)!r}: credentials in the URL and api_key are both "
+                    "an Authorization header; give one of them"
+                )
         for api in self.apis or ():
             if api not in APIS:
                 raise ValueError(f"apis: unknown API {api!r}; known: {', '.join(APIS)}")
@@ -248,12 +264,12 @@ class CapacityConfig(_Strict):
     policy: Literal["spill", "queue"] = "spill"
     queue_timeout_s: float = Field(5.0, ge=0)
     # vLLM /metrics scrape interval for num_requests_waiting and friends.
-    metrics_interval_s: float = Field(2.0, gt=0)
+    metrics_interval_s: float = Field(2.0, ge=MIN_LOOP_S)
 
 
 class HealthConfig(_Strict):
-    interval_s: float = Field(5.0, gt=0)
-    cloud_interval_s: float = Field(60.0, gt=0)
+    interval_s: float = Field(5.0, ge=MIN_LOOP_S)
+    cloud_interval_s: float = Field(60.0, ge=MIN_LOOP_S)
     probe_cloud: bool = False  # cloud: passive detection only unless turned on
     failure_threshold: int = Field(3, gt=0)
     open_s: float = Field(10.0, gt=0)  # breaker stays open this long before one half-open trial request
@@ -279,7 +295,7 @@ class StateConfig(_Strict):
     # runs): what a replica that died without releasing holds, at most.
     lease_ttl_s: float = Field(10.0, ge=0.3, le=600)
     # While Redis is away, a PING this often brings shared state back.
-    probe_interval_s: float = Field(1.0, gt=0, le=60)
+    probe_interval_s: float = Field(1.0, ge=MIN_LOOP_S, le=60)
     response_ids_ttl_s: int = Field(86400, gt=0)
 
     @field_validator("redis_url")
