@@ -179,8 +179,14 @@ class Forwarder:
                     committed = True  # the stream owns the slot from here
                     return self._stream(call, backend, endpoint, response, first, adapted)
                 data = await self._read_whole(backend, response)
+                whole = call.dialect.whole(data, call.wants_text) if response.status < 400 else None
+                if whole is not None and not whole.readable:
+                    # Nothing reached the client yet: the next candidate may answer properly.
+                    raise UpstreamFailure(
+                        "malformed_answer", f"{backend.name}: HTTP {response.status} with no JSON answer"
+                    )
                 backend.report(endpoint, ok=True)
-                return self._whole(call, backend, response, data)
+                return self._whole(call, backend, response, data, whole)
             except UpstreamFailure as exc:
                 if exc.blames_backend:
                     backend.report(endpoint, ok=False)
@@ -341,14 +347,15 @@ class Forwarder:
             raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def _whole(self, call: Call, backend: Backend, response: aiohttp.ClientResponse, data: bytes) -> Response:
+    def _whole(
+        self, call: Call, backend: Backend, response: aiohttp.ClientResponse, data: bytes, whole: Whole | None
+    ) -> Response:
         status = response.status
-        if status >= 400:
+        if whole is None:
             data = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
             # A rejected request generated (and bills) nothing.
             self.settle(call, status, None, billed=False, error_type=f"upstream_{status}")
         else:
-            whole = call.dialect.whole(data, call.wants_text)
             if whole.response_id is not None:
                 self._minted(call, backend, whole.response_id)
             self.settle(call, status, whole.usage, text=whole.text)

@@ -51,6 +51,12 @@ class Whole(NamedTuple):
     usage: Usage | None
     response_id: str | None = None
     text: str | None = None
+    # False when a success status came with a body that is not a JSON object (truncated
+    # JSON, an HTML page from a proxy in between): not an answer to relay as a success.
+    readable: bool = True
+
+
+UNREADABLE = Whole(None, readable=False)
 
 
 class StreamRelay:
@@ -150,9 +156,28 @@ def type_of(item: dict[str, Any], default: str = "") -> str:
     return kind if isinstance(kind, str) else ""
 
 
-def count(value: Any) -> int:
-    """A token count from an upstream's usage: a non-negative int, else 0."""
-    return value if isinstance(value, int) and value >= 0 else 0
+# More tokens than any request can hold (262,144-token windows, a few million at most
+# anywhere): past it a count is an upstream's nonsense, not usage to bill.
+MAX_SANE_TOKENS = 100_000_000
+
+
+def sane_usage(prompt: Any, completion: Any, cached: Any = None, reasoning: Any = None) -> Usage | None:
+    """Usage from an upstream's raw counts; an absent count (None) is 0. None when any
+    count is present but not a sane non-negative integer (a string, a float, a bool, a
+    negative number, 2**63): such usage is treated as absent, so that the request's row
+    keeps the proxy's estimate and says so (``tokens_estimated``), instead of storing a
+    made-up 0 or a clamped 2,147,483,647 as truth."""
+    counts = []
+    for value in (prompt, completion, cached, reasoning):
+        if value is None:
+            counts.append(0)
+        elif type(value) is int and 0 <= value <= MAX_SANE_TOKENS:
+            counts.append(value)
+        else:
+            return None
+    if counts[2] > counts[0]:
+        return None  # more cached than prompt tokens: not a usage the report can believe
+    return Usage(*counts)
 
 
 # --------------------------------------------------------------- thinking

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    UNREADABLE,
     Adapted,
     Dialect,
     StreamRelay,
     Usage,
     Whole,
-    count,
     events_of,
+    sane_usage,
 )
 from router.errors import sse_error_event
 from router.intake import check_chat, check_completions, check_embeddings
@@ -59,11 +60,11 @@ def chat_usage(usage: Any) -> Usage | None:
         return None
     prompt_details = usage.get("prompt_tokens_details")
     completion_details = usage.get("completion_tokens_details")
-    return Usage(
-        count(usage.get("prompt_tokens")),
-        count(usage.get("completion_tokens")),
-        count(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else 0,
-        count(completion_details.get("reasoning_tokens")) if isinstance(completion_details, dict) else 0,
+    return sane_usage(
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None,
+        completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else None,
     )
 
 
@@ -91,12 +92,14 @@ class Chat(Dialect):
 
     def whole(self, data: bytes, want_text: bool) -> Whole:
         doc = _loads(data)
+        if not isinstance(doc, dict):
+            return UNREADABLE
         text = None
         if want_text:
             transcript = Transcript()
             transcript.add_response(doc)
             text = transcript.text()
-        return Whole(chat_usage(doc.get("usage")) if isinstance(doc, dict) else None, None, text)
+        return Whole(chat_usage(doc.get("usage")), None, text)
 
     def relay(self, backend: Backend, client_wants_usage: bool, want_text: bool) -> StreamRelay:
         return ChatRelay(

@@ -26,14 +26,15 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    UNREADABLE,
     Dialect,
     StreamRelay,
     Usage,
     Whole,
-    count,
     event_data,
     event_name,
     events_of,
+    sane_usage,
     sse_event,
     type_of,
 )
@@ -117,9 +118,9 @@ class Responses(Dialect):
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:
-            return Whole(None)
+            return UNREADABLE
         if not isinstance(doc, dict):
-            return Whole(None)
+            return UNREADABLE
         response_id = doc.get("id")
         return Whole(
             responses_usage(doc.get("usage")),
@@ -136,11 +137,11 @@ def responses_usage(usage: Any) -> Usage | None:
         return None
     input_details = usage.get("input_tokens_details")
     output_details = usage.get("output_tokens_details")
-    return Usage(
-        count(usage.get("input_tokens")),
-        count(usage.get("output_tokens")),
-        count(input_details.get("cached_tokens")) if isinstance(input_details, dict) else 0,
-        count(output_details.get("reasoning_tokens")) if isinstance(output_details, dict) else 0,
+    return sane_usage(
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        input_details.get("cached_tokens") if isinstance(input_details, dict) else None,
+        output_details.get("reasoning_tokens") if isinstance(output_details, dict) else None,
     )
 
 
