@@ -206,6 +206,9 @@ class BackendConfig(_Strict):
     anthropic_version: str = "2023-06-01"  # sent upstream when the client sent none (anthropic kind)
     # The most a non-streamed answer may hold in memory; past it the client gets a 502.
     max_response_bytes: int = Field(64 * 1024 * 1024, gt=0)
+    # The most one stream event may hold as it arrives; past it the stream ends as its API
+    # ends a failure (a runaway upstream event must not take the proxy's memory).
+    max_event_bytes: int = Field(16 * 1024 * 1024, gt=0)
     # A variant is the same server with other settings (local-thinking: local with thinking
     # on): it inherits the named backend's keys and shares its endpoints' capacity.
     variant_of: str | None = None

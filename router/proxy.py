@@ -384,7 +384,7 @@ class Forwarder:
             if relay.response_id is not None:
                 self._minted(call, backend, relay.response_id)
             if relay.errored and error_type is None:
-                error_type = "stream_error"
+                error_type = relay.failure or "stream_error"
             self.settle(
                 call,
                 status,

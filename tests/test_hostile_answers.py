@@ -35,6 +35,7 @@ class ScriptedBox:
     def __init__(self) -> None:
         self.usage: Any = None
         self.body: bytes | None = None
+        self.huge_event_bytes = 0  # stream one event of about this size first (never ended)
         self.content_type = JSON
         self.requests = 0
         self._loop = asyncio.new_event_loop()
@@ -108,6 +109,15 @@ class ScriptedBox:
         assert path == "chat/completions"
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
+        if self.huge_event_bytes:
+            await response.write(b'data: {"id": "c", "choices": [{"index": 0, "delta": {"content": "')
+            piece = b"x" * 65536
+            for _ in range(self.huge_event_bytes // len(piece)):
+                try:
+                    await response.write(piece)
+                except ConnectionResetError:
+                    return response  # the proxy gave up on it, as it should
+            return response
         chunk = {
             "id": "c",
             "object": "chat.completion.chunk",
@@ -227,5 +237,30 @@ def test_with_nowhere_to_fall_back_a_broken_answer_is_a_502_in_the_clients_shape
         assert wait_until(lambda: len(proxy.state.recorder.rows) == 2)
         assert [r.status for r in proxy.state.recorder.rows] == [502, 502]
         assert "nginx" not in str(chat_error.value.body)  # the page is not relayed as an answer
+    finally:
+        proxy.stop()
+
+
+def test_a_runaway_stream_event_ends_the_stream_honestly_and_the_proxy_keeps_serving(box, cloud_fake) -> None:
+    routing = {"default": "local", "fallbacks": {"local": ["cloud"]}}
+    backends = make_config(box.url, cloud_fake.url).model_dump(mode="json", exclude_none=True)["backends"]
+    backends["local"]["max_event_bytes"] = 1024 * 1024
+    proxy = ProxyServer(make_config(box.url, cloud_fake.url, routing=routing, backends=backends))
+    try:
+        box.huge_event_bytes = 64 * 1024 * 1024
+        client = openai.OpenAI(base_url=proxy.base_url, api_key="none", max_retries=0)
+        stream = client.chat.completions.create(model="local", messages=USER, stream=True)  # type: ignore[arg-type]
+        with pytest.raises(openai.APIError) as error:
+            for _ in stream:
+                pass
+        assert "larger than 1048576 bytes" in str(error.value)
+        assert wait_until(lambda: len(proxy.state.recorder.rows) == 1)
+        row = proxy.state.recorder.rows[0]
+        assert row.error_type == "upstream_event_too_large"
+        assert proxy.get("/healthz").status_code == 200
+        box.huge_event_bytes = 0
+        box.usage = {"prompt_tokens": 5, "completion_tokens": 1}
+        again = client.chat.completions.create(model="local", messages=USER, stream=True)  # type: ignore[arg-type]
+        assert "".join(c.choices[0].delta.content or "" for c in again if c.choices) == "hi"
     finally:
         proxy.stop()

@@ -58,6 +58,11 @@ class Whole(NamedTuple):
 
 UNREADABLE = Whole(None, readable=False)
 
+# The most one stream event may hold while it arrives (backends.<name>.max_event_bytes).
+# A whole Responses answer rides in one event (response.completed): 16 MiB is about four
+# million tokens of it.
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+
 
 class StreamRelay:
     """Relays one upstream stream byte for byte (line ends as LF), noting usage and its end.
@@ -71,26 +76,53 @@ class StreamRelay:
     response_id: str | None = None
     done = False
     errored = False  # an error reached the client (the upstream's or ours)
+    failure: str | None = None  # why the proxy itself ended the stream (error_type of the row)
     events = 0  # events relayed: ≈ completion tokens when usage is lost
 
-    def __init__(self, want_text: bool) -> None:
+    def __init__(self, want_text: bool, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self.want_text = want_text
-        self._pending = b""
+        self.max_event_bytes = max_event_bytes
+        # The start of an event still arriving. A bytearray, searched only where new bytes
+        # landed: one huge event costs time and memory linear in its size, bounded.
+        self._pending = bytearray()
 
     def feed(self, data: bytes) -> bytes:
-        buf = self._pending + data if self._pending else data
-        if b"\r" in buf:  # a memchr: LF streams (vLLM, OpenAI, Anthropic) pay nothing more
-            buf = lf_line_ends(buf)
-        last = buf.rfind(b"\n\n")
+        pending = self._pending
+        if pending and pending[-1:] == b"\r":
+            del pending[-1:]  # the first half of a CRLF split between two chunks
+            data = b"\r" + data
+        if b"\r" in data:  # a memchr: LF streams (vLLM, OpenAI, Anthropic) pay nothing more
+            data = lf_line_ends(data)
+        if not pending:
+            last = data.rfind(b"\n\n")
+            if last < 0:
+                pending += data
+                return self._check_bound()
+            if last == len(data) - 2:
+                return self._complete(data)  # the usual chunk: whole events, no copy
+            pending += memoryview(data)[last + 2 :]
+            return self._complete(data[: last + 2])
+        start = len(pending) - 1  # an event end may straddle the two chunks
+        pending += data
+        last = pending.rfind(b"\n\n", start)
         if last < 0:
-            self._pending = buf
-            return b""
-        complete, self._pending = buf[: last + 2], buf[last + 2 :]
+            return self._check_bound()
+        complete = bytes(pending[: last + 2])
+        del pending[: last + 2]
         return self._complete(complete)
+
+    def _check_bound(self) -> bytes:
+        """Past ``max_event_bytes`` of one unfinished event, end the stream as this API ends
+        a failure, rather than buffer an upstream's runaway event without limit."""
+        if len(self._pending) <= self.max_event_bytes:
+            return b""
+        self._pending = bytearray()
+        self.failure = "upstream_event_too_large"
+        return self.abort(f"the upstream sent a stream event larger than {self.max_event_bytes} bytes")
 
     def finish(self) -> bytes:
         """The upstream closed. A stream without its API's normal end was cut short: say so."""
-        tail, self._pending = self._pending, b""
+        tail, self._pending = bytes(self._pending), bytearray()
         if self.done:
             return tail
         return self.abort("upstream closed the stream before it was complete")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    MAX_EVENT_BYTES,
     UNREADABLE,
     Adapted,
     Dialect,
@@ -104,6 +105,7 @@ class Chat(Dialect):
     def relay(self, backend: Backend, client_wants_usage: bool, want_text: bool) -> StreamRelay:
         return ChatRelay(
             want_text,
+            max_event_bytes=backend.config.max_event_bytes,
             strip_usage_chunk=not client_wants_usage,
             strip_null_usage=backend.kind != "vllm" and not client_wants_usage,
         )
@@ -181,8 +183,15 @@ class ChatRelay(StreamRelay):
     """A chat or completions stream. With ``want_text`` every event is parsed to collect the
     answer's text; without, only events that mention usage are."""
 
-    def __init__(self, want_text: bool, *, strip_usage_chunk: bool, strip_null_usage: bool = False) -> None:
-        super().__init__(want_text)
+    def __init__(
+        self,
+        want_text: bool,
+        *,
+        strip_usage_chunk: bool,
+        strip_null_usage: bool = False,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+    ) -> None:
+        super().__init__(want_text, max_event_bytes)
         self.strip_usage_chunk = strip_usage_chunk
         self.strip_null_usage = strip_null_usage
         self.transcript = Transcript() if want_text else None

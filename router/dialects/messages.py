@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    MAX_EVENT_BYTES,
     UNREADABLE,
     Adapted,
     Dialect,
@@ -124,7 +125,7 @@ class Messages(Dialect):
         )
 
     def relay(self, backend: Backend, client_wants_usage: bool, want_text: bool) -> StreamRelay:
-        return MessagesRelay(want_text)
+        return MessagesRelay(want_text, backend.config.max_event_bytes)
 
 
 class CountTokens(Messages):
@@ -270,8 +271,8 @@ def _content_text(content: Any) -> str:
 class MessagesRelay(StreamRelay):
     """A Messages stream: events pass through as they are; lifecycle events are read."""
 
-    def __init__(self, want_text: bool) -> None:
-        super().__init__(want_text)
+    def __init__(self, want_text: bool, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
+        super().__init__(want_text, max_event_bytes)
         self.open_block: int | None = None  # index of a content block started and not stopped
         self._usage: dict[str, Any] = {}
         self._blocks: dict[int, list[str]] = {}  # stored text: index -> [name or "", pieces...]

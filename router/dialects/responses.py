@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    MAX_EVENT_BYTES,
     UNREADABLE,
     Dialect,
     StreamRelay,
@@ -129,7 +130,7 @@ class Responses(Dialect):
         )
 
     def relay(self, backend: Backend, client_wants_usage: bool, want_text: bool) -> StreamRelay:
-        return ResponsesRelay(want_text)
+        return ResponsesRelay(want_text, backend.config.max_event_bytes)
 
 
 def responses_usage(usage: Any) -> Usage | None:
@@ -277,8 +278,8 @@ def _output_text(output: Any) -> str:
 class ResponsesRelay(StreamRelay):
     """A Responses stream: events pass through as they are; the lifecycle events are read."""
 
-    def __init__(self, want_text: bool) -> None:
-        super().__init__(want_text)
+    def __init__(self, want_text: bool, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
+        super().__init__(want_text, max_event_bytes)
         self.sequence = -1  # the last sequence_number relayed
         self._response: dict[str, Any] | None = None  # from response.created, for response.failed
         self._items: list[Any] = []  # output items, for the stored text
