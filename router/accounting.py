@@ -38,7 +38,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -268,6 +268,51 @@ def _release_heap() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+class RefusalLog:
+    """Rows the database refused, logged as a summary: the first refusal at once, the
+    ones after it at most once every ``every_s`` seconds (and at stop), each line giving
+    the count, the first error and a few request ids. A hand-edited spool of 455 bad
+    rows is one or two ERROR lines, not 455."""
+
+    def __init__(
+        self, kept_in: Path, every_s: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.kept_in = kept_in
+        self.every_s = every_s
+        self._clock = clock
+        self._last = -every_s
+        self._count = 0
+        self._error = ""
+        self._ids: list[Any] = []
+        self._lock = threading.Lock()  # worker threads refuse rows
+
+    def add(self, count: int, error: str, ids: list[Any]) -> None:
+        with self._lock:
+            self._count += count
+            self._error = self._error or error
+            self._ids = (self._ids + ids)[:3]
+            due = self._clock() - self._last >= self.every_s
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            count, error, ids = self._count, self._error, self._ids
+            self._count, self._error, self._ids = 0, "", []
+            self._last = self._clock()
+        if count:
+            shown = ", ".join(str(i) for i in ids) + (
+                f" and {count - len(ids)} more" if count > len(ids) else ""
+            )
+            log.error(
+                "%d usage rows refused by the database (first: %s): kept in %s (%s)",
+                count,
+                error,
+                self.kept_in,
+                shown,
+            )
 
 
 def _line(values: dict[str, Any]) -> bytes:
@@ -513,6 +558,7 @@ class UsageRecorder:
         self._spooled = 0
         self._lost = 0
         self._rejected = 0
+        self._refusals = RefusalLog(self._spool.rejected_path)
         self._recovered = 0
         self._count_lock = threading.Lock()
         # "The spool may hold rows": saves a file-system check per batch.
@@ -623,6 +669,7 @@ class UsageRecorder:
         await asyncio.to_thread(self._close_files)
         if self._engine is not None:
             self._engine.dispose()
+        self._refusals.flush()
 
     def _open_files(self) -> None:
         """Worker thread: the spool's and the journal's descriptors; an earlier run's
@@ -829,33 +876,36 @@ class UsageRecorder:
         return values
 
     def _insert_one_by_one(self, values: list[dict[str, Any]]) -> int:
+        """Insert a batch the database refused row by row: the rows it still refuses are
+        kept for a human and logged as one summary line, not one line each."""
         assert self._engine is not None
         inserted = 0
+        refused: list[tuple[dict[str, Any], BaseException]] = []
         for v in values:
             try:
                 inserted += insert_rows(self._engine, [v])
             except (IntegrityError, DataError) as exc:
-                self._reject(v, exc)
+                refused.append((v, exc))
+        if refused:
+            self._reject(refused)
         return inserted
 
-    def _reject(self, values: dict[str, Any], exc: BaseException) -> None:
+    def _reject(self, refused: list[tuple[dict[str, Any], BaseException]]) -> None:
         try:
-            self._spool.reject([_line(values)])
+            self._spool.reject([_line(v) for v, _ in refused])
         except OSError as error:
             log.error(
-                "usage row refused by the database (%s) and lost: %s",
-                describe_error(exc),
+                "%d usage rows refused by the database (%s) and lost: %s",
+                len(refused),
+                describe_error(refused[0][1]),
                 describe_error(error),
             )
-            self._count(lost=1)
+            self._count(lost=len(refused))
             return
-        log.error(
-            "usage row %s refused by the database (%s): kept in %s",
-            values.get("request_id"),
-            describe_error(exc),
-            self._spool.rejected_path,
+        self._count(rejected=len(refused))
+        self._refusals.add(
+            len(refused), describe_error(refused[0][1]), [v.get("request_id") for v, _ in refused]
         )
-        self._count(rejected=1)
 
     async def _maybe_replay(self) -> None:
         if self._engine is None or not self._db_available():

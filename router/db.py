@@ -57,12 +57,10 @@ def create_private_sqlite(url: str) -> None:
     database = make_url(url).database if is_sqlite(url) else None
     if not database or database == ":memory:" or database.startswith("file:"):
         return
-    path = Path(database)
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_MODE)
-    except FileExistsError:
-        return
+        fd = os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_MODE)
+    except OSError:
+        return  # there already, or its directory is missing: SQLite says what it says
     os.fchmod(fd, PRIVATE_MODE)  # O_CREAT's mode passes through the umask
     os.close(fd)
 

@@ -36,6 +36,7 @@ def _mode(path: Path) -> int:
 def test_database_spool_and_journal_are_private_under_a_loose_umask(
     tmp_path: Path, loose_umask: None
 ) -> None:
+    (tmp_path / "data").mkdir()
     url = f"sqlite:///{tmp_path}/data/usage.db"
     config = DatabaseConfig(url=url, spool_path=str(tmp_path / "data" / "spool.jsonl"), flush_interval_s=0.05)
 
