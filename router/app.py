@@ -36,7 +36,7 @@ from router.metrics import CONTENT_TYPE, Metrics
 from router.policy import Classifier, Decision, Policy, load_classifier
 from router.proxy import Call, Forwarder
 from router.redact import redact_urls
-from router.response_ids import ResponseOwners
+from router.response_ids import ResponseOwners, not_found
 from router.shadow import ShadowRuns
 from router.shared import shared_state
 from router.streaming import cancel_on_disconnect
@@ -208,6 +208,8 @@ def create_app(
             # Minted on another replica? Its owner comes into the local map now: the policy
             # that reads it does no I/O.
             await state.owners.fetch(previous)
+            if state.owners.foreign(previous, caller.name if caller else None):
+                raise not_found(previous)  # another key's conversation: as if it did not exist
         decision = state.decide(body, request, len(raw), dialect, caller)
         _check_route_allowed(caller, decision)
         row = state.new_row(caller, dialect, body, len(raw), decision)

@@ -365,7 +365,7 @@ class Forwarder:
 
     def _minted(self, call: Call, backend: Backend, response_id: str) -> None:
         call.row.response_id = response_id
-        self.owners.remember(response_id, backend.name)
+        self.owners.remember(response_id, backend.name, call.row.client)
 
     def _stream(
         self,

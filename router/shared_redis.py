@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -45,7 +46,7 @@ from redis.exceptions import RedisError
 from router.config import StateConfig
 from router.limits import WINDOW_S
 from router.redact import redact_url
-from router.shared import Refused
+from router.shared import Minted, Refused
 
 if TYPE_CHECKING:
     from router.backends import Endpoint
@@ -604,17 +605,30 @@ class SharedOwners:
     def key(self, response_id: str) -> str:
         return f"{self.link.prefix}:response:{response_id}"
 
-    def put(self, response_id: str, backend: str) -> None:
+    def put(self, response_id: str, minted: Minted) -> None:
         if self.link.up and len(response_id) <= MAX_ID_BYTES:
             key = self.key(response_id)
-            self.link.spawn(lambda: self.link.client.set(key, backend, px=self._ttl_ms))
+            value = orjson.dumps([minted.backend, minted.client])
+            self.link.spawn(lambda: self.link.client.set(key, value, px=self._ttl_ms))
 
-    async def get(self, response_id: str) -> str | None:
+    async def get(self, response_id: str) -> Minted | None:
         if len(response_id) > MAX_ID_BYTES:
             return None
         key = self.key(response_id)
         got = await self.link.call(lambda: self.link.client.get(key))
-        return got.decode() if isinstance(got, bytes) else None
+        return _minted(got)
+
+
+def _minted(value: Any) -> Minted | None:
+    """A stored ``[backend, client]``; anything else (a value an older version wrote, with
+    no client) is no owner at all: the turn is decided as for an unknown id."""
+    try:
+        backend, client = orjson.loads(value) if isinstance(value, bytes) else (None, None)
+    except (orjson.JSONDecodeError, ValueError, TypeError):
+        return None
+    if isinstance(backend, str) and (client is None or isinstance(client, str)):
+        return Minted(backend, client)
+    return None
 
 
 class RedisState:

@@ -520,11 +520,14 @@ async def test_response_ids_reach_the_other_replicas(prefix: str) -> None:
     await b.start()
     try:
         mine, theirs = ResponseOwners(store=a.owners), ResponseOwners(store=b.owners)
-        mine.remember("resp_abc", "cloud")
+        mine.remember("resp_abc", "cloud", "team-a")
         await drain(a)
-        assert theirs.owner("resp_abc") is None  # the policy reads the local map only ...
+        assert theirs.owner("resp_abc", "team-a") is None  # the policy reads the local map only ...
         await theirs.fetch("resp_abc")  # ... filled before it runs
-        assert theirs.owner("resp_abc") == "cloud"
+        assert theirs.owner("resp_abc", "team-a") == "cloud"
+        # Bound to the key that minted it, on the other replica too.
+        assert theirs.owner("resp_abc", "team-b") is None and theirs.foreign("resp_abc", "team-b")
+        assert not theirs.foreign("resp_abc", "team-a")
         await theirs.fetch("x" * 10_000)  # a client's huge id is never a key
         client = redis.Redis.from_url(REDIS_URL)
         assert 0 < client.pttl(a.owners.key("resp_abc")) <= 3600 * 1000
