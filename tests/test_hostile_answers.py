@@ -18,7 +18,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
 from tests.harness import USER, ProxyServer, make_config, wait_until
 
 JSON = "application/json"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from router import cli
-from router.accounting import UsageRecorder
 from router.config import DatabaseConfig, parse_config
-from router.db import private_file_paths, upgrade
+from router.ledger.db import private_file_paths, upgrade
+from router.ledger.writer import UsageRecorder
+from router.ops import cli
 from tests.test_accounting import make_row
 
 

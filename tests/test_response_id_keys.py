@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
 from tests.conftest import fake_state
 from tests.harness import ProxyServer, make_config, wait_until
 
@@ -51,8 +51,8 @@ def test_the_binding_survives_a_restart_through_the_usage_rows(tmp_path, local_f
     keys = [{"name": "team-a", "key": KEY_A}, {"name": "team-b", "key": KEY_B}]
     database = {"url": f"sqlite:///{tmp_path}/usage.db", "spool_path": str(tmp_path / "spool.jsonl")}
     config = make_config(local_fake.url, cloud_fake.url, auth={"keys": keys}, database=database)
-    from router.accounting import UsageRecorder
-    from router.db import upgrade
+    from router.ledger.db import upgrade
+    from router.ledger.writer import UsageRecorder
 
     upgrade(database["url"])
     first_run = ProxyServer(config, recorder=UsageRecorder(config.database))

@@ -49,11 +49,11 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 
-from router.auth import KeyStore
 from router.config import AuthConfig, DatabaseConfig
 from router.console.throttle import LoginThrottle
-from router.db import is_sqlite
+from router.edge.auth import KeyStore
 from router.errors import ProxyError
+from router.ledger.db import is_sqlite
 
 log = logging.getLogger("offload.console")
 
