@@ -37,6 +37,7 @@ from router.edge.metrics import CONTENT_TYPE
 from router.edge.state import ProxyState
 from router.errors import ProxyError
 from router.forward.call import Call, Facts
+from router.forward.response_ids import not_found
 from router.redact import redact_secrets
 from router.tokens import prompt_tokens
 
@@ -128,6 +129,8 @@ class Forwarding:
             # Minted on another replica? Its owner comes into the local map now: the policy
             # that reads it does no I/O.
             await state.owners.fetch(previous)
+            if state.owners.foreign(previous, caller.name if caller else None):
+                raise not_found(previous)  # another key's conversation: as if it did not exist
         decision = state.decide(body, request.headers, len(raw), dialect, caller)
         _check_route_allowed(caller, decision)
         gate_run = _gate_run(request, caller)
