@@ -66,6 +66,10 @@ class DatabaseConfig(_Strict):
     # rows of the last interval (docs/operations.md). Off: up to flush_interval_s.
     journal: bool = True
     journal_interval_s: float = Field(0.05, ge=MIN_LOOP_S, le=10)
+    # PostgreSQL: the writer's longest wait for a lock, and for any one statement. Past
+    # them a batch goes to the spool: a locked table never holds rows or a shutdown.
+    lock_timeout_s: float = Field(3.0, gt=0, le=600)
+    statement_timeout_s: float = Field(10.0, gt=0, le=3600)
 
     @field_validator("url")
     @classmethod
