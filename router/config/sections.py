@@ -51,6 +51,9 @@ class ServerConfig(_Strict):
     # tokens_per_minute: the output tokens reserved at admission for a request that
     # names no max_tokens (router/edge/limits.py); its real usage replaces them at the end.
     reserve_output_tokens: int = Field(1024, ge=0)
+    # /readyz answers anyone (load balancers, probes): backends' states and counts. Their
+    # models and endpoint URLs only to an admin key, unless this is on.
+    public_details: bool = False
 
 
 class DatabaseConfig(_Strict):

@@ -234,16 +234,30 @@ class Endpoints:
     async def healthz(self) -> Response:
         return json_response({"status": "ok"})
 
-    async def readyz(self) -> Response:
-        """Ready when at least one backend can take traffic; each backend's state."""
+    async def readyz(self, request: Request) -> Response:
+        """Ready when at least one backend can take traffic; each backend's state. Without
+        an admin key (and ``server.public_details`` off) no model name or endpoint URL."""
         pool = self.state.pool
-        backends = {name: b.state() for name, b in pool.backends.items()}
+        details = self._shows_details(request)
+        backends = {name: public_state(b.state(), details) for name, b in pool.backends.items()}
         ready = any(b.up for b in pool.backends.values())
         body: dict[str, Any] = {"ready": ready, "backends": backends}
         shared = self.state.shared.status()  # None in process; Redis down is not unready: it falls back
         if shared is not None:
-            body["shared_state"] = shared
+            body["shared_state"] = (
+                shared if details else {k: v for k, v in shared.items() if k != "endpoints"}
+            )
         return json_response(body, status=200 if ready else 503)
+
+    def _shows_details(self, request: Request) -> bool:
+        """Models and URLs for an admin (or anyone, on an open loopback proxy or when the
+        config says so); a probe or a stranger gets states and counts only."""
+        if self.config.server.public_details or self.state.keys.open:
+            return True
+        try:
+            return self.state.keys.require_admin(request.headers) is not None
+        except ProxyError:
+            return False
 
     async def metrics(self) -> Response:
         return Response(self.state.metrics.render(), media_type=CONTENT_TYPE)
@@ -267,6 +281,14 @@ class Endpoints:
             raise ProxyError(400, 'send {"shadow_runs": true|false}', param=(unknown or ["shadow_runs"])[0])
         state.shadows.switch(body["shadow_runs"])
         return json_response({"shadow_runs": {"enabled": state.shadows.enabled}})
+
+
+def public_state(state: dict[str, Any], details: bool) -> dict[str, Any]:
+    """A backend's /readyz entry, without its model and endpoint URLs unless ``details``."""
+    if details:
+        return state
+    endpoints = [{k: v for k, v in e.items() if k != "url"} for e in state.get("endpoints", ())]
+    return {**{k: v for k, v in state.items() if k != "model"}, "endpoints": endpoints}
 
 
 def redacted_config(config: Config) -> dict[str, Any]:
