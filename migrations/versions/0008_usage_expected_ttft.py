@@ -1,7 +1,7 @@
 """usage: the time to first token admission expected, beside the one measured
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-01
 
 Where a vLLM backend has ``max_ttft_s``, admission estimates each request's time to
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007"
-down_revision: str | None = "0006"
+revision: str = "0008"
+down_revision: str | None = "0007"
 branch_labels = None
 depends_on = None
 
