@@ -16,10 +16,14 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from router.forward.admission import ADMIT, SPILL, EndpointLoad, Rate, Ticket
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable
 from router.forward.prefix_hints import Keys, PrefixHints
+
+if TYPE_CHECKING:
+    from router.dialects import Usage
 
 # An endpoint's KV size until vLLM's /metrics or kv_tokens says: the Spark's, for prefix hints.
 _DEFAULT_KV_TOKENS = 825_000
@@ -44,8 +48,8 @@ class Pass:
         return self.ticket.deadline_s
 
     @property
-    def expected_ttft_s(self) -> float:
-        return self.ticket.expected_ttft_s
+    def expected_ttft_ms(self) -> float:
+        return self.ticket.expected_ttft_s * 1000
 
 
 class Gates:
@@ -146,16 +150,26 @@ class Gates:
             admitted.load.first_byte(admitted.ticket, time.monotonic())
             self._signal(admitted.load)
 
-    def done(self, admitted: Pass | None, usage: tuple[int, int, int] | None) -> None:
-        """It ended: with ``usage`` (prompt, cached, completion tokens) learn from it; without,
-        forget it. Safe to call twice (the second does nothing)."""
+    def done(self, admitted: Pass | None, usage: Usage | None) -> None:
+        """It ended: with vLLM's usage learn from it; without, forget it. Safe to call twice
+        (the second does nothing)."""
         if admitted is None or admitted.ticket.id not in admitted.load.held:
             return
         if usage is None:
             admitted.load.abandoned(admitted.ticket)
         else:
-            prompt, cached, completion = usage
+            prompt, cached, completion = usage.prompt, usage.cached, usage.completion
             now = time.monotonic()
             admitted.load.finished(admitted.ticket, now, admitted.size, prompt, cached, completion)
             self._hints(admitted.load).remember(admitted.keys, prompt, cached, completion)
         self._signal(admitted.load)
+
+
+def first_byte_deadline(backend: Backend, streaming: bool, admitted: Pass | None) -> float | None:
+    """A stream's headers and first bytes are due within ``first_byte_s``, or the deadline its
+    admission gave (router/forward/admission.py). A whole answer's headers come with the answer
+    itself, so ``read_s`` bounds those."""
+    if not streaming:
+        return None
+    wait = admitted.deadline_s if admitted is not None else backend.config.timeouts.first_byte_s
+    return asyncio.get_running_loop().time() + wait

@@ -87,3 +87,15 @@ class Outcome(NamedTuple):
     response_id: str | None = None  # Responses: the id the backend minted
     text: str | None = None  # the answer's text, when the call wanted it
     expected_ttft_ms: float | None = None  # admission's expectation (a vLLM backend with max_ttft_s)
+
+
+def route_headers(call: Call, served: Served | None) -> dict[str, str]:
+    headers = {
+        "x-offload-route": served.backend if served else "none",
+        "x-offload-intent": call.decision.intent or "none",
+        "x-offload-fallback": "1" if served and served.fallback else "0",
+        "x-request-id": call.facts.request_id,
+    }
+    if served and served.thinking_note:
+        headers["x-offload-thinking"] = served.thinking_note
+    return headers

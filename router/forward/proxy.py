@@ -28,12 +28,13 @@ from router.config import CapacityConfig
 from router.decide.policy import PINNED
 from router.dialects import Adapted, Usage, Whole
 from router.errors import ProxyError, SecretMask, normalise_upstream_error
-from router.forward.admission_gate import Gates, Pass
+from router.forward.admission_gate import Gates, Pass, first_byte_deadline
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
-from router.forward.call import Call, Outcome, Served
+from router.forward.call import Call, Outcome, Served, route_headers
 from router.forward.prefix_hints import keys as prefix_keys
 from router.forward.response_ids import ResponseOwners
 from router.forward.streaming import RelayResponse, cancel_on_disconnect
+from router.forward.vllm_load import queue_full
 
 log = logging.getLogger("offload.proxy")
 
@@ -164,16 +165,17 @@ class Forwarder:
             try:
                 adapted = call.dialect.adapt(call.body, backend, call.client_model)
                 streaming = call.facts.stream
-                may_spill = backend is not candidates[-1]
-                size = len(adapted.payload)
-                trail.admitted = await self.gates.enter(backend, endpoint, size, may_spill, hints)
-                deadline = _deadline(backend, streaming, trail.admitted)
+                last = backend is candidates[-1]  # with nowhere else to go it waits its turn
+                trail.admitted = await self.gates.enter(
+                    backend, endpoint, len(adapted.payload), not last, hints
+                )
+                deadline = first_byte_deadline(backend, streaming, trail.admitted)
                 response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
                 if response.status >= 500 or response.status == 408:
                     # Worth another backend; keep the answer in case none is left.
                     error = await self._read_error(response)
                     last_error = (response.status, error, relayed_headers(response))
-                    if refused_for_capacity(backend, response.status, error):
+                    if backend.kind == "vllm" and queue_full(response.status, error):
                         # vLLM's full queue: a spill, not a failure of the box.
                         failures.append(Unavailable("capacity", f"{backend.name}: its queue is full"))
                         continue
@@ -183,8 +185,7 @@ class Forwarder:
                 trail.served = Served(
                     backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(failures)
                 )
-                admitted = trail.admitted
-                trail.expected_ttft_ms = admitted.expected_ttft_s * 1000 if admitted is not None else None
+                trail.expected_ttft_ms = trail.admitted.expected_ttft_ms if trail.admitted else None
                 if streaming and response.status == 200:
                     first = await self._first_chunk(backend, response, deadline)
                     committed = True  # the stream owns the slot from here
@@ -256,7 +257,7 @@ class Forwarder:
         finally:
             if response is not None:
                 response.close()  # closed, not pooled: a cancelled copy aborts on vLLM at once
-            self.gates.done(admitted, (usage.prompt, usage.cached, usage.completion) if usage else None)
+            self.gates.done(admitted, usage)
             backend.release(endpoint)
 
     def _unserved(self, call: Call) -> ProxyError:
@@ -322,8 +323,7 @@ class Forwarder:
     def _admission_done(self, trail: _Trail, usage: Usage | None) -> None:
         """The attempt's tokens leave its endpoint's account; with usage, admission learns."""
         admitted, trail.admitted = trail.admitted, None
-        if admitted is not None:
-            self.gates.done(admitted, (usage.prompt, usage.cached, usage.completion) if usage else None)
+        self.gates.done(admitted, usage)
 
     async def _read_error(self, response: aiohttp.ClientResponse) -> bytes:
         try:
@@ -479,23 +479,6 @@ class Forwarder:
         return self._refuse(call, trail, error)
 
 
-def _deadline(backend: Backend, streaming: bool, admitted: Pass | None = None) -> float | None:
-    """A stream's response headers and first bytes are due within ``first_byte_s``, or, where
-    admission counts tokens, within the deadline its expected TTFT gives (a long prefill that
-    the box is working through is not a hung upstream). A whole answer's headers come with
-    the answer itself, so ``read_s`` bounds those."""
-    if not streaming:
-        return None
-    wait = admitted.deadline_s if admitted is not None else backend.config.timeouts.first_byte_s
-    return asyncio.get_running_loop().time() + wait
-
-
-def refused_for_capacity(backend: Backend, status: int, error: bytes) -> bool:
-    """Is this vLLM refusing for its own queue limits (--max-num-queued-reqs/tokens), in its
-    own words? Any other 503 is a failure like every 5xx."""
-    return status == 503 and backend.kind == "vllm" and b"cannot accept new requests" in error
-
-
 def _own_failure(backend: Backend) -> UpstreamFailure:
     log.error("cannot reach %s: the proxy is out of file descriptors or memory", backend.name)
     return UpstreamFailure(
@@ -510,15 +493,3 @@ def relayed_headers(response: aiohttp.ClientResponse) -> dict[str, str]:
         for name, value in response.headers.items()
         if (lower := name.lower()) in _RELAYED_HEADERS or lower.startswith(_RELAYED_PREFIXES)
     }
-
-
-def route_headers(call: Call, served: Served | None) -> dict[str, str]:
-    headers = {
-        "x-offload-route": served.backend if served else "none",
-        "x-offload-intent": call.decision.intent or "none",
-        "x-offload-fallback": "1" if served and served.fallback else "0",
-        "x-request-id": call.facts.request_id,
-    }
-    if served and served.thinking_note:
-        headers["x-offload-thinking"] = served.thinking_note
-    return headers

@@ -52,3 +52,9 @@ def kv_capacity_from_metrics(text: str) -> int | None:
         except (KeyError, ValueError):
             continue
     return total or None
+
+
+def queue_full(status: int, error: bytes) -> bool:
+    """Is this vLLM refusing for its own queue limits (--max-num-queued-reqs/tokens), in its
+    own words? Any other 503 is a failure like every 5xx."""
+    return status == 503 and b"cannot accept new requests" in error
