@@ -14,6 +14,7 @@ word for word (checked by the same tests).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 
@@ -56,8 +57,8 @@ class Reason(StrEnum):
     DEFAULT = "default", "no classifier is loaded: `routing.default`"
     SHADOW = (
         "shadow",
-        "shadow mode (`routing.mode: shadow`): served by `routing.shadow_backend`, the policy's "
-        "own decision stored beside it",
+        "shadow mode (`routing.mode: shadow`): a decision by content served by `routing.shadow_backend` "
+        "instead, the policy's own decision stored beside it",
     )
     SHADOW_RUN = (
         "shadow_run",
@@ -96,3 +97,10 @@ class Reason(StrEnum):
 # What a routing decision can say: every reason but a shadow run's (its own usage row,
 # never a decision), the label values of ``offload_decisions_total``.
 DECIDED = tuple(r for r in Reason if r is not Reason.SHADOW_RUN)
+
+
+def all_texts(kinds: Iterable[Reason], names: Iterable[str]) -> list[str]:
+    """Every reason string of ``kinds`` when ``names`` are the config's rule names: a named
+    kind once per name (``rule:<name>`` for each of ``routing.rules``), in the kinds' order."""
+    names = list(names)
+    return [text for r in kinds for text in ([r.text(n) for n in names] if r.named else [r.text()])]

@@ -35,6 +35,7 @@ from router.agreement import judge
 from router.backends import Pool, Unavailable
 from router.config import ShadowRunsConfig
 from router.proxy import Call, Forwarder, UpstreamFailure
+from router.reasons import Reason
 
 log = logging.getLogger("offload.shadow")
 
@@ -185,7 +186,7 @@ class ShadowRuns:
             stream=False,
             intent=real.intent,
             confidence=real.confidence,
-            reason="shadow_run",
+            reason=Reason.SHADOW_RUN.text(),
             decided_route="local",
             decided_backend=arm,
             backend=arm,
