@@ -1,4 +1,4 @@
-"""One enumeration of reasons (router/reasons.py): its strings, the policy's order, and that
+"""One enumeration of reasons (router/decide/reasons.py): its strings, the policy's order, and that
 the README's table and the console show every reason with the enumeration's own sentence.
 Adding a reason to the enumeration without the README's row fails here; the console and the
 metrics list the enumeration itself, and these tests check that they do."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from router.policy import Policy
-from router.reasons import DECIDED, Reason, all_texts
+from router.decide.policy import Policy
+from router.decide.reasons import DECIDED, Reason, all_texts
 from tests.harness import make_config
 from tests.test_console import BASE, console_client, login, row, seed
 from tests.test_console import make_config as console_config

@@ -1,4 +1,4 @@
-"""Each step of the policy on its own (router/steps.py, router/rules.py): what it decides,
+"""Each step of the policy on its own (router/decide/steps.py, router/decide/rules.py): what it decides,
 with which reason, and when it passes the request on. Direct calls, no server, no model:
 the classifier is a stand-in that says what it was given. tests/test_policy.py checks the
 steps together, in their order, with the packaged model."""
@@ -12,14 +12,11 @@ import pytest
 
 from classifier.model import Prediction
 from router.config import Config
-from router.decision import Decision, Facts, Targets
-from router.dialects import CHAT, EMBEDDINGS, RESPONSES, Dialect
-from router.errors import ProxyError
-from router.policy import Policy
-from router.reasons import Reason
-from router.response_ids import ResponseOwners
-from router.rules import Rules
-from router.steps import (
+from router.decide.decision import Decision, Facts, Targets
+from router.decide.policy import Policy
+from router.decide.reasons import Reason
+from router.decide.rules import Rules
+from router.decide.steps import (
     Classification,
     Classify,
     ContextOverflow,
@@ -31,6 +28,10 @@ from router.steps import (
     Split,
     ToolLoop,
 )
+from router.dialects import CHAT, EMBEDDINGS, RESPONSES, Dialect
+from router.errors import ProxyError
+from router.forward.response_ids import ResponseOwners
+from router.tokens import TOKENS_PER_BYTE, prompt_tokens
 from tests.harness import make_config
 
 LOCAL, CLOUD = "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"
@@ -174,9 +175,10 @@ def test_a_prompt_beyond_the_local_context_goes_to_the_cloud() -> None:
     c = config()
     step = ContextOverflow(Targets(c), c.backends["local"])
     window = c.backends["local"].context_window or 0
-    at_limit = Facts(chat("x"), {}, window * 3, CHAT, None)  # 3 bytes a token: exactly the window
-    assert step.decide(at_limit) is None
-    over = Facts(chat("x"), {}, window * 3 + 3, CHAT, None)
+    size = int(window / TOKENS_PER_BYTE)  # a body the one token estimate puts at the window exactly
+    assert prompt_tokens(size) == window
+    assert step.decide(Facts(chat("x"), {}, size, CHAT, None)) is None
+    over = Facts(chat("x"), {}, size + int(1 / TOKENS_PER_BYTE), CHAT, None)
     assert summary(step.decide(over)) == ("cloud", "cloud", None, "context_overflow")
     assert ContextOverflow(Targets(c), None).decide(over) is None  # no local backend: nothing to overflow
 

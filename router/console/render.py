@@ -18,7 +18,7 @@ from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from router.console.session import PATH, ConsoleError
-from router.reasons import Reason
+from router.decide.reasons import Reason
 
 HEADERS = {
     "content-security-policy": (

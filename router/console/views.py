@@ -18,13 +18,13 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from router.backends import Pool
 from router.config import INTENTS, Config
 from router.console import charts, present, queries, render
 from router.console.service import Console, MonthFigures
 from router.console.session import COOKIE, PATH, ConsoleError, Session, Sessions
-from router.reasons import Reason, all_texts
-from router.report import month_bounds
+from router.decide.reasons import Reason, all_texts
+from router.forward.backends import Pool
+from router.ledger.report import month_bounds
 
 log = logging.getLogger("offload.console")
 
