@@ -138,20 +138,20 @@ def test_team_rules_decide_by_name_or_pass() -> None:
     assert Rules([], Targets(c)).decide(marketing) is None
 
 
-def test_a_continued_response_goes_where_it_lives() -> None:
+def test_a_continued_response_of_its_own_key_goes_where_it_lives() -> None:
     owners = ResponseOwners()
-    owners.remember("resp_local", "local")
-    owners.remember("resp_gone", "spark-retired")  # a backend no longer configured
+    owners.remember("resp_local", "local", "ci-bot")
+    owners.remember("resp_gone", "spark-retired", "ci-bot")  # a backend no longer configured
     step = Pinned(Targets(config()), owners)
     turn = {"model": "auto", "input": "and now?", "previous_response_id": "resp_local"}
-    assert summary(step.decide(facts(turn, dialect=RESPONSES))) == (
-        "local",
-        "local",
-        None,
-        "previous_response",
-    )
+    decided = step.decide(Facts(turn, {}, 100, RESPONSES, "ci-bot"))
+    assert summary(decided) == ("local", "local", None, "previous_response")
+    assert step.decide(Facts(turn, {}, 100, RESPONSES, "marketing")) is None  # another key's id
     for previous in ("resp_unknown", "resp_gone", None, 42):
-        assert step.decide(facts({**turn, "previous_response_id": previous}, dialect=RESPONSES)) is None
+        assert (
+            step.decide(Facts({**turn, "previous_response_id": previous}, {}, 100, RESPONSES, "ci-bot"))
+            is None
+        )
 
 
 # ------------------------------------------------------------ by content
@@ -282,7 +282,7 @@ def test_shadow_mode_serves_one_backend_and_keeps_the_choice() -> None:
 def test_only_a_decision_by_content_is_adjusted() -> None:
     """In shadow mode an override, a team rule or a pinned turn is served as chosen."""
     owners = ResponseOwners()
-    owners.remember("resp_1", "local")
+    owners.remember("resp_1", "local", None)
     rules = [{"name": "ci", "match": {"client": "ci"}, "route": "local"}]
     p = Policy(config(mode="shadow", shadow_backend="cloud", rules=rules), Says("coding"), owners)
     explicit = [

@@ -109,8 +109,9 @@ class Override:
 
 
 class Pinned:
-    """A turn that continues a stored response (``previous_response_id``) goes where that
-    response lives: no other backend holds its state, so it must not fall back either."""
+    """A turn that continues a stored response of its own key (``previous_response_id``)
+    goes where that response lives: no other backend holds its state, so it must not fall
+    back either. Another key's id passes, like an unknown one (router/forward/response_ids.py)."""
 
     reasons = (Reason.PREVIOUS_RESPONSE,)
     final = True
@@ -121,7 +122,7 @@ class Pinned:
 
     def decide(self, facts: Facts) -> Decision | None:
         previous = facts.body.get("previous_response_id")
-        owner = self.owners.owner(previous) if isinstance(previous, str) else None
+        owner = self.owners.owner(previous, facts.client) if isinstance(previous, str) else None
         if owner is None or owner not in self.targets.route_of:
             return None
         return self.targets.decision(None, None, owner, Reason.PREVIOUS_RESPONSE)
