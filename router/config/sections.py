@@ -183,6 +183,9 @@ class BackendConfig(_Strict):
     # The most one stream event may hold as it arrives; past it the stream ends as its API
     # ends a failure (a runaway upstream event must not take the proxy's memory).
     max_event_bytes: int = Field(16 * 1024 * 1024, gt=0)
+    # vLLM only: drop Claude Code's per-request billing header block from the front of the
+    # system prompt, which would otherwise defeat vLLM's prefix cache on every turn.
+    strip_billing_header: bool = True
     # A variant is the same server with other settings (local-thinking: local with thinking
     # on): it inherits the named backend's keys and shares its endpoints' capacity.
     variant_of: str | None = None
