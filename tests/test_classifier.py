@@ -234,7 +234,7 @@ def test_agent_context_does_not_outweigh_the_ask(model: IntentModel, ask: str, r
 def test_long_tool_lists_are_told_apart_from_a_tasks_tools() -> None:
     """An agent's standing list (more than FEW_TOOLS tools) gives ``tools:many`` and its own
     match features; its generic words (read, write, list, file) match nothing."""
-    from classifier.features import FEW_TOOLS
+    from classifier.shape import FEW_TOOLS
 
     agent = extract(_claude_code_with("write a blog post and read it back to me"))
     assert "tools:many" in agent.struct and "tools" not in agent.struct

@@ -1,5 +1,5 @@
 """Tests of finding the ask inside agents' wrappers and separating it from pasted material
-(classifier/ask.py, features.view), and of the split corpus generator (classifier/data/).
+(classifier/ask.py, classifier/view.py), and of the split corpus generator (classifier/data/).
 
 Run: .venv/bin/python -m pytest tests/test_classifier_ask.py -q
 """
@@ -13,11 +13,13 @@ from typing import Any
 import orjson
 import pytest
 
-from classifier.ask import find_ask, redirections, split_payload
+from classifier.ask import find_ask, split_payload
 from classifier.data import generate
 from classifier.data.rand import Rand
 from classifier.data.wrappers import WRAPPERS, fim, wrap
-from classifier.features import extract, tokens, view
+from classifier.features import extract, tokens
+from classifier.redirects import redirections
+from classifier.view import view
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT_REQUESTS = ROOT / "tests" / "data" / "agent_requests"
