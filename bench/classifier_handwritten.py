@@ -5,11 +5,12 @@
     .venv/bin/python bench/classifier_handwritten.py --external /tmp/public.jsonl  # + public sets
 
 The packaged weights are trained on the generated corpus plus every hand-written request in
-``classifier/data/handwritten/`` (``classifier.train.packaged_recipe``). Each English agent set
-there (``agents_en_v*.jsonl``) was written by a separate hand that never saw the others, so
-leaving one out of training and scoring it says how the recipe does on traffic written by
-someone it never learnt from. For each such set this prints route accuracy as the proxy decides
-(``Policy.decide`` with the packaged config) of
+``classifier/data/handwritten/`` (``classifier.train.packaged_recipe``). Each set there was
+written by a separate hand that never saw the others, so leaving one out of training and scoring
+it says how the recipe does on traffic written by someone it never learnt from. For each set
+(``--sets NAME ...`` for some of them; ``--agents`` for the agent-shaped ones: ``agents_*`` and
+``roles_*``) this prints route accuracy as the proxy decides (``Policy.decide`` with the
+packaged config) of
 
 * ``corpus``: trained on the generated corpus alone (the baseline, fitted in the same run);
 * ``recipe``: trained on the corpus and every *other* hand-written file, at the recipe's weights
@@ -17,7 +18,8 @@ someone it never learnt from. For each such set this prints route accuracy as th
 
 Then the sets never trained on (``classifier/data/sealed/``, and ``--external`` public prompt
 sets from ``python -m classifier.external --out FILE``) scored by both models trained on
-everything. About 1 minute on 2 cores (a fit takes ~5 s).
+everything. One fit per set and two more: a few minutes on an idle 2-core machine (a fit takes
+5-10 s there), much longer on a busy one.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--english-weight", type=float, help="weight of an English hand-written request")
     ap.add_argument("--other-weight", type=float, help="weight of a request in the files in other languages")
     ap.add_argument("--external", type=Path, help="public prompt sets (classifier.external --out)")
+    ap.add_argument("--sets", nargs="+", metavar="NAME", help="leave out only these sets (file stems)")
+    ap.add_argument("--agents", action="store_true", help="leave out only the agent-shaped sets")
+    ap.add_argument("--no-sealed", action="store_true", help="do not score the sealed sets")
     args = ap.parse_args(argv)
     corpus = load_jsonl(DEFAULT_DATA)
     files: dict[str, tuple[list[Example], float]] = {}
@@ -65,9 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"hand-written training files: {listed}")
 
     baseline = fit([(corpus, 1.0)])
-    held_out = sorted(
-        (n for n in files if n.startswith("agents_en_v")), key=lambda n: int(n[len("agents_en_v") :])
-    )
+    held_out = [
+        name
+        for name in files
+        if (not args.sets or name in args.sets)
+        and (not args.agents or name.startswith(("agents_", "roles_")))
+    ]
     print(f"\n{'left out':<22} {'n':>4} {'corpus':>8} {'recipe':>8}   (route accuracy, never trained on it)")
     totals = [0, 0, 0]
     for name in held_out:
@@ -80,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     n, before, after = totals
     print(f"{'pooled':<22} {n:4d} {before / n:8.3f} {after / n:8.3f}   ({before} and {after} of {n})")
 
+    if args.no_sealed:
+        return 0
     recipe = fit([(corpus, 1.0), *files.values()])
     never = {p.stem: load_jsonl(p) for p in sorted(SEALED_DIR.glob("*.jsonl"))}
     if args.external:

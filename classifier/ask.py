@@ -203,6 +203,11 @@ _CODE_STARTS = ("def ", "class ", "if ", "for ", "while ", "elif ", "with ", "as
 # The first line of a list of items: "- x", "* x", "1. x", "1) x".
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+\S")
 MAX_ASK = 600  # an ask longer than this is mostly payload: keep its head as the ask
+# Pasted data (f18): rows of a table, a CSV export, a log. A line that starts with a date or a
+# time, or a run of lines with the same count of separators (commas, tabs, pipes).
+_STAMPED = re.compile(r"\s*\[?\d{2,4}[-/:.]\d{1,2}")
+MIN_DATA_ROWS = 3
+_LOG_LINE = (-1, -1, -1)
 
 
 class Ask(NamedTuple):
@@ -315,7 +320,56 @@ def _closing_question(ask: str, rest: str) -> tuple[str, str]:
     return ask, rest
 
 
+def _row_shape(line: str) -> tuple[int, int, int] | None:
+    """A line's separator counts when it can be a row of pasted data, else None."""
+    if len(line) > 400:
+        return None
+    if _STAMPED.match(line):
+        return _LOG_LINE  # a log line: whatever its separators
+    shape = (line.count(","), line.count("\t"), line.count("|"))
+    return shape if shape[0] >= 2 or shape[1] >= 1 or shape[2] >= 2 else None
+
+
+def _data_rows(lines: list[str]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of at least MIN_DATA_ROWS rows of pasted data."""
+    runs: list[tuple[int, int]] = []
+    start, shape = 0, None
+    for i, line in enumerate(lines):
+        row = _row_shape(line)
+        if row is not None and row == shape:
+            continue
+        if shape is not None and i - start >= MIN_DATA_ROWS:
+            runs.append((start, i))
+        start, shape = i, row
+    if shape is not None and len(lines) - start >= MIN_DATA_ROWS:
+        runs.append((start, len(lines)))
+    return runs
+
+
+def _without_rows(ask: str, payload: str) -> tuple[str, str]:
+    """Rows of pasted data left in an ask ("<CSV export>\nShould we buy the savings plan?")
+    move to the payload; the lines around them stay the ask (unless nothing else is left)."""
+    if ask.count("\n") < MIN_DATA_ROWS:
+        return ask, payload
+    lines = ask.split("\n")
+    runs = _data_rows(lines)
+    if not runs:
+        return ask, payload
+    in_rows = {i for start, end in runs for i in range(start, end)}
+    around = "\n".join(line for i, line in enumerate(lines) if i not in in_rows).strip()
+    if not around:
+        return ask, payload
+    rows = "\n".join(lines[i] for i in sorted(in_rows))
+    return around, rows + "\n" + payload if payload else rows
+
+
 def split_payload(text: str) -> tuple[str, str]:
+    """``(ask, payload)`` of a user's text outside code fences (see :func:`_split_text`), rows
+    of pasted data (a table, a CSV export, a log) left in the ask moved to the payload."""
+    return _without_rows(*_split_text(text))
+
+
+def _split_text(text: str) -> tuple[str, str]:
     """``(ask, payload)`` of a user's text outside code fences (``find_ask`` takes those out).
 
     - A line ending with a colon early in the text, that points at material ("Summarise

@@ -34,10 +34,10 @@ from typing import Any
 from classifier.lexicon import LEXICONS, word_set
 from classifier.redirects import REDIRECTS, redirections
 from classifier.shape import identifiers, payload_size, shape
-from classifier.view import view, window
+from classifier.view import RequestView, view, window
 
 # Bump when anything below changes the feature space; weights record it and the loader checks it.
-FEATURE_VERSION = "f17"
+FEATURE_VERSION = "f18"
 
 PAYLOAD_CJK = 48  # of each end of the payload window, for CJK character bigrams
 CJK_HEAD = 192  # of the user window, for character bigrams
@@ -137,9 +137,26 @@ _HEAD_SKIP = word_set(
     great thanks thank good cool nice i we i'd we'd i'm let lets us need want just quick question
     actually wait yes yeah sure alright next one more again the a an"""
 )
-_HEAD_JOIN = {
-    name: "&" + name for name in ("math", "reasoning", "writing", "instruction", "coding", "tools", "fileops")
-}
+_DOMAINS = ("math", "reasoning", "writing", "instruction", "form", "coding", "tools", "fileops")
+_HEAD_JOIN = {name: "&" + name for name in _DOMAINS}
+# What the ask demands beside what else it names (f18): every pair of domain lexicons the ask
+# hits ("estimate ... in three bullets": reasoning&form; "derive ... then put it in a doc
+# comment": coding&math), and each domain it hits inside a coding agent's standing tool list.
+# A linear model adds each word's weight whatever the rest of the ask says; a pair lets it learn
+# that a judgement asked in a table's shape is still a judgement, and an agent's session that a
+# proof asked in a repository is still a proof.
+_PAIR_NAMES = {(a, b): f"pair:{a}&{b}" for i, a in enumerate(_DOMAINS) for b in _DOMAINS[i + 1 :]}
+_AGENT_NAMES = {name: "agent&" + name for name in _DOMAINS}
+# An ask put as a question ("is the lift real or noise?", "which is the bigger problem?") asks
+# for an answer, not for work on the repository or the payload: a question inside a coding
+# agent's session, beside pasted material or with an answer's shape gets its own feature (f18;
+# a bare question-mark count was tried in round 4 and did not pay).
+_QUESTION_AGENT = "question&agent"
+_QUESTION_PAYLOAD = "question&payload"
+_QUESTION_FORM = "question&form"
+# A redirection inside a coding agent's session ("no edits, just your call", "don't fix anything
+# yet, I want to know why") turns the agent's usual work away: its own feature there (f18).
+_AGENT_REDIRECT_NAMES = {flag: f"agent&redirect:{flag}" for flag in REDIRECTS}
 
 
 def _ask_head(norm: str, hits: dict[str, int], struct: list[str]) -> None:
@@ -151,6 +168,26 @@ def _ask_head(norm: str, hits: dict[str, int], struct: list[str]) -> None:
             struct.append(head)
             struct.extend([head + _HEAD_JOIN[name] for name in hits if name in _HEAD_JOIN])
             return
+
+
+def _ask_demands(hits: dict[str, int], in_agent: bool, struct: list[str]) -> None:
+    """``pair:<a>&<b>`` for each pair of domains the ask hits (in ``_DOMAINS`` order), and
+    ``agent&<domain>`` for each when the request offers a coding agent's standing tools."""
+    names = [name for name in _DOMAINS if name in hits]
+    for i, a in enumerate(names):
+        struct.extend([_PAIR_NAMES[a, b] for b in names[i + 1 :]])
+    if in_agent:
+        struct.extend([_AGENT_NAMES[name] for name in names])
+
+
+def _question(v: RequestView, form: bool, struct: list[str]) -> None:
+    """The ask is a question: where it sits (see ``_QUESTION_AGENT``)."""
+    if v.standing_tools:
+        struct.append(_QUESTION_AGENT)
+    if v.payload:
+        struct.append(_QUESTION_PAYLOAD)
+    if form:
+        struct.append(_QUESTION_FORM)
 
 
 def _ask_lexicons(words: AbstractSet[str], struct: list[str]) -> dict[str, int]:
@@ -262,13 +299,20 @@ def extract(request: Any) -> Features:
         struct.append(payload_size(v.payload))
     else:
         struct = shape(v, lower, encoded, norm, uni)
-    _ask_head(norm, _ask_lexicons(uni, struct), struct)
+    hits = _ask_lexicons(uni, struct)
+    _ask_head(norm, hits, struct)
+    _ask_demands(hits, v.standing_tools, struct)
+    if "?" in v.user or "？" in v.user:
+        _question(v, "form" in hits, struct)
     struct.extend(identifiers(v.user))
     if v.kind:
         struct.append("ask:" + v.kind)
     if not uni:
         struct.append("noask")
-    struct.extend(map(_REDIRECT_NAMES.__getitem__, redirections(lower, uni)))
+    flags = redirections(lower, uni)
+    struct.extend(map(_REDIRECT_NAMES.__getitem__, flags))
+    if flags and v.standing_tools:
+        struct.extend(map(_AGENT_REDIRECT_NAMES.__getitem__, flags))
     if v.prev or v.prev_user:
         convo = set(tokens(v.prev + "\n" + v.prev_user))
         _context_lexicons(convo, n_words <= 12, struct)

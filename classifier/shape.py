@@ -69,7 +69,6 @@ _PAYLOAD_NAMES = ("pay:1", "pay:2", "pay:3")
 _TOOLMATCH_NAMES = ["toolmatch:1", "toolmatch:2", "toolmatch:3", "toolmatch:0"]
 _TOOLMATCH_MANY = ["toolmatch_many:1", "toolmatch_many:2", "toolmatch_many:3", "toolmatch_many:0"]
 _TOOLS_MANY = "tools:many"
-FEW_TOOLS = 6  # more tools than this: an agent's standing list rather than a task's tools
 
 
 def mark_counts(encoded: bytes) -> dict[int, int]:
@@ -88,12 +87,12 @@ def _request_shape(v: RequestView, words: AbstractSet[str], s: list[str]) -> Non
     """What the request offers and where it stands: tools, a tool loop, completions, a system
     prompt, the number of messages, the length of the last user turn."""
     if v.has_tools:
-        # How many tools, and whether the ask names what they do, told apart by the size of
-        # the list (f14): a client that offers a few specific tools (get_weather, book_room)
-        # says what it is for, and an ask that names them is asking for one; a coding agent
-        # offers the same long list whatever is asked, and its generic words (read, write,
-        # search, list, task) match maths and writing asks as often as tool asks.
-        many = v.n_tools > FEW_TOOLS
+        # Whether the ask names what the tools do, told apart by the kind of list (f14, f18): a
+        # client that offers a few specific tools (get_weather, book_room) says what it is for,
+        # and an ask that names them is asking for one; a coding agent offers the same list
+        # whatever is asked, and its generic words (read, write, search, list, task) match
+        # maths and writing asks as often as tool asks.
+        many = v.standing_tools
         s.append(_TOOLS_MANY if many else "tools")
         hits = len(words & v.tool_words)
         names = _TOOLMATCH_MANY if many else _TOOLMATCH_NAMES

@@ -41,7 +41,7 @@ SEALED_DIR = DATA_DIR / "sealed"  # never trained on: what the packaged weights 
 # in 240 (bench/classifier_handwritten.py --other-weight 1 prints it).
 ENGLISH_WEIGHT = 1.0
 MULTILINGUAL_WEIGHT = 3.0
-MULTILINGUAL_FILES = ("chat_*.jsonl", "agents_multi_*.jsonl")
+MULTILINGUAL_FILES = ("chat_*.jsonl", "agents_multi_*.jsonl", "agents_langs_*.jsonl")
 DEFAULT_C = 1.0
 DEFAULT_MIN_DF = 2
 DEFAULT_LABEL_WEIGHT = 5.0

@@ -43,6 +43,7 @@ _TOOL_ROLES = ("tool", "function")
 MAX_MESSAGES_SCANNED = 48
 MAX_PARTS = 16
 MAX_TOOLS = 16
+FEW_TOOLS = 6  # more tools than this: an agent's standing list rather than a task's tools
 
 
 @dataclass(slots=True, kw_only=True)
@@ -63,6 +64,14 @@ class RequestView:
     whole: str = ""  # the windowed last user turn as sent (ask and payload): its shape features
     kind: str = ""  # how the ask was found: "", "edit", "fim", "rag", "tool_result" (ask.find_ask)
     n_tools: int = 0  # how many tools the request offers
+    workbench: bool = False  # a tool runs commands or edits files (a shell, an editor, a patch)
+
+    @property
+    def standing_tools(self) -> bool:
+        """The tools are a coding agent's standing list, offered whatever is asked, rather than
+        the few tools of a task (get_weather, book_room): a shell, an editor or a patch tool
+        among them (f18: Codex and OpenHands offer five or six), or more than FEW_TOOLS."""
+        return self.workbench or self.n_tools > FEW_TOOLS
 
 
 # --------------------------------------------------------------------------- text access
@@ -125,7 +134,11 @@ _TOOL_STOP = word_set(
     results return returns output input content contents file files user users tool tools list set run
     read write"""
 )
-_TOOL_CACHE: dict[tuple[str, str], frozenset[str]] = {}
+# Words of a tool's name that say it runs commands or edits files: Claude Code's Bash and Edit,
+# Codex's exec_command and apply_patch, Cline's execute_command and replace_in_file, OpenHands'
+# execute_bash and str_replace_editor, Continue's run_terminal_command, Roo's apply_diff.
+_WORKBENCH = word_set("bash shell command terminal patch edit editor exec diff ipython")
+_TOOL_CACHE: dict[tuple[str, str], tuple[frozenset[str], bool]] = {}
 _TOOL_CACHE_MAX = 4096
 
 
@@ -133,43 +146,49 @@ class _Tools(NamedTuple):
     present: bool
     words: frozenset[str]
     n: int
+    workbench: bool
 
 
-_NO_TOOLS = _Tools(False, _NO_WORDS, 0)
+_NO_TOOLS = _Tools(False, _NO_WORDS, 0, False)
 
 
-def _one_tool_words(name: str, description: str) -> frozenset[str]:
+def _one_tool(name: str, description: str) -> tuple[frozenset[str], bool]:
+    """The words naming what one tool does, and whether it is a workbench tool (its name says it
+    runs commands or edits files)."""
     # Agents send the same tool list with every request: cache per (name, description).
     key = (name[:100], description[:200])
-    words = _TOOL_CACHE.get(key)
-    if words is None:
-        text = (key[0] + " " + key[1]).lower().replace("_", " ")
-        words = frozenset(w for w in _TOKEN.findall(text) if len(w) > 2) - _TOOL_STOP
+    found = _TOOL_CACHE.get(key)
+    if found is None:
+        named = key[0].lower().replace("_", " ")
+        words = frozenset(
+            w for w in _TOKEN.findall(named + " " + key[1].lower().replace("_", " ")) if len(w) > 2
+        )
+        found = (words - _TOOL_STOP, not _WORKBENCH.isdisjoint(_TOKEN.findall(named)))
         if len(_TOOL_CACHE) >= _TOOL_CACHE_MAX:
             _TOOL_CACHE.clear()
-        _TOOL_CACHE[key] = words
-    return words
+        _TOOL_CACHE[key] = found
+    return found
 
 
-def _tool_words(tools: list[Any]) -> frozenset[str]:
-    """Words naming what the offered tools do: a tool-use turn asks for one of these things."""
+def _offered_tools(request: dict[str, Any]) -> _Tools:
+    """What the offered tools do (a tool-use turn asks for one of these things), bounded to
+    MAX_TOOLS of them."""
+    offered = request.get("tools") or request.get("functions")
+    if not isinstance(offered, list) or not offered:
+        return _NO_TOOLS
     words: set[str] = set()
-    for tool in tools[:MAX_TOOLS]:
+    workbench = False
+    for tool in offered[:MAX_TOOLS]:
         if not isinstance(tool, dict):
             continue
         fn = tool.get("function")
         if not isinstance(fn, dict):
             fn = tool
         name, desc = fn.get("name"), fn.get("description")
-        words |= _one_tool_words(name if isinstance(name, str) else "", desc if isinstance(desc, str) else "")
-    return frozenset(words)
-
-
-def _offered_tools(request: dict[str, Any]) -> _Tools:
-    offered = request.get("tools") or request.get("functions")
-    if not isinstance(offered, list) or not offered:
-        return _NO_TOOLS
-    return _Tools(True, _tool_words(offered), len(offered))
+        more, bench = _one_tool(name if isinstance(name, str) else "", desc if isinstance(desc, str) else "")
+        words |= more
+        workbench = workbench or bench
+    return _Tools(True, frozenset(words), len(offered), workbench)
 
 
 # --------------------------------------------------------------------------- the ask
@@ -311,6 +330,7 @@ def _simple_view(text: str, tools: _Tools, n_messages: int, last_role: str, comp
         whole=window(text, USER_HEAD, USER_TAIL),
         kind=found.kind,
         n_tools=tools.n,
+        workbench=tools.workbench,
     )
 
 
@@ -348,6 +368,7 @@ def _messages_view(messages: list[Any], tools: _Tools) -> RequestView:
         whole=user if not payload else user + "\n" + payload,
         kind=turn.ask.kind,
         n_tools=tools.n,
+        workbench=tools.workbench,
     )
 
 

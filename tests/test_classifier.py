@@ -232,9 +232,10 @@ def test_agent_context_does_not_outweigh_the_ask(model: IntentModel, ask: str, r
 
 
 def test_long_tool_lists_are_told_apart_from_a_tasks_tools() -> None:
-    """An agent's standing list (more than FEW_TOOLS tools) gives ``tools:many`` and its own
-    match features; its generic words (read, write, list, file) match nothing."""
-    from classifier.shape import FEW_TOOLS
+    """An agent's standing list (more than FEW_TOOLS tools, or a shell, editor or patch tool
+    among a few: Codex and OpenHands offer five) gives ``tools:many`` and its own match features;
+    its generic words (read, write, list, file) match nothing. A task's few tools do not."""
+    from classifier.view import FEW_TOOLS
 
     agent = extract(_claude_code_with("write a blog post and read it back to me"))
     assert "tools:many" in agent.struct and "tools" not in agent.struct
@@ -247,6 +248,19 @@ def test_long_tool_lists_are_told_apart_from_a_tasks_tools() -> None:
     )
     assert "tools" in few.struct and "toolmatch:1" in few.struct
     assert FEW_TOOLS < 16
+    ask = [{"role": "user", "content": "is the retention job GDPR-safe? read-only, no edits"}]
+    for names in (
+        ("exec_command", "apply_patch", "view_image", "write_stdin", "request_user_input"),
+        ("execute_bash", "str_replace_editor", "think", "finish", "web_read"),
+    ):
+        tools = [{"type": "function", "function": {"name": n, "description": ""}} for n in names]
+        assert len(tools) <= FEW_TOOLS
+        assert "tools:many" in extract({"messages": ask, "tools": tools}).struct, names
+    booking = [
+        {"type": "function", "function": {"name": n, "description": ""}}
+        for n in ("search_availability", "create_booking", "cancel_booking", "send_confirmation")
+    ]
+    assert "tools" in extract({"messages": ask, "tools": booking}).struct
 
 
 def test_completions_body_and_content_parts(model: IntentModel) -> None:
