@@ -127,7 +127,9 @@ def test_hand_written_sets_cover_formats_and_languages() -> None:
         formats = {e.tags["format"] for e in agents}
         if "api" in agents[0].tags:  # round 6: raw bodies written for the three APIs
             assert {e.tags["api"] for e in agents} == {"chat", "responses", "messages"}, path.name
-            assert formats >= {"claude_code", "codex", "cline", "roo", "aider", "openhands", "continue"}, path.name
+            assert formats >= {"claude_code", "codex", "cline", "roo", "aider", "openhands", "continue"}, (
+                path.name
+            )
             continue
         assert formats >= AGENT_FORMATS, (path.name, AGENT_FORMATS - formats)
         assert formats & {"parts", "text_parts"}, path.name

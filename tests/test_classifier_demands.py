@@ -26,8 +26,8 @@ import pytest
 
 from classifier.model import IntentModel
 from router.config import load_config
+from router.decide.policy import Decision, Policy
 from router.dialects import CHAT, MESSAGES, RESPONSES
-from router.policy import Decision, Policy
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT_REQUESTS = ROOT / "tests" / "data" / "agent_requests"

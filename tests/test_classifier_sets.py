@@ -18,8 +18,8 @@ from classifier.data.raw import api_of, convert_line, read_raw
 from classifier.model import IntentModel
 from classifier.train import HANDWRITTEN_DIR, SEALED_DIR, load_jsonl
 from router.config import load_config
+from router.decide.policy import Policy
 from router.dialects import BY_PATH, CHAT
-from router.policy import Policy
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW_SETS = sorted([*HANDWRITTEN_DIR.glob("raw/*.jsonl"), *SEALED_DIR.glob("raw/*.jsonl")])
