@@ -1,0 +1,74 @@
+"""Fixtures of the real-vLLM tier: one vLLM per session, proxies in front of it.
+
+Every test under ``tests/realvllm`` carries the ``realvllm`` marker (``pytest -m
+realvllm`` runs the tier alone, ``-m 'not realvllm'`` leaves it out). Without the CPU
+build (``make vllm``) the tier is skipped with one line, except under ``CI=true``,
+where it fails: CI must never pass by skipping it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from router.fakeupstream import RunningFake, start_in_thread
+from tests.harness import CLOUD_KEY, CLOUD_MODEL, ProxyServer, make_config
+from tests.realvllm.server import MODEL_NAME, Fleet, VllmServer, recipe, tiny_model, vllm_python
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.realvllm)
+
+
+@pytest.fixture(scope="session")
+def vllm_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """Every real vLLM of the session (started on demand, stopped at its end)."""
+    python, why = vllm_python()
+    if python is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"real-vLLM tier: {why} (CI must run it)", pytrace=False)
+        pytest.skip(f"real-vLLM tier: {why}")
+    fleet = Fleet(python, tiny_model(python), tmp_path_factory.mktemp("vllm"))
+    yield fleet
+    fleet.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm(vllm_fleet: Fleet) -> VllmServer:
+    """The session's one real vLLM."""
+    return vllm_fleet.servers(1)[0]
+
+
+@pytest.fixture(scope="session")
+def cloud_fake_session() -> Iterator[RunningFake]:
+    fake = start_in_thread("cloud", api_key=CLOUD_KEY, model=CLOUD_MODEL)
+    yield fake
+    fake.stop()
+
+
+def real_config(vllm_url: str, cloud_url: str, **overrides: Any) -> Any:
+    """The Spark's local backend (thinking off by default) on the real vLLM, the fake cloud
+    as its fallback. The context window is the recipe's max-model-len, as with `recipe:`."""
+    config = make_config(vllm_url, cloud_url, **overrides)
+    local = config.backends["local"].model_copy(
+        update={"model": MODEL_NAME, "max_concurrency": recipe().max_num_seqs,
+                "context_window": recipe().max_model_len}
+    )  # fmt: skip
+    return config.model_copy(update={"backends": {**config.backends, "local": local}})
+
+
+@pytest.fixture(scope="session")
+def real_proxy(vllm: VllmServer, cloud_fake_session: RunningFake) -> Iterator[ProxyServer]:
+    """The proxy in front of the real vLLM. Its rows accumulate: tests find theirs by
+    the ``x-request-id`` the proxy answers with."""
+    server = ProxyServer(real_config(vllm.url, cloud_fake_session.url))
+    yield server
+    server.stop()
