@@ -13,8 +13,6 @@ import asyncio
 import contextlib
 import errno
 import logging
-import math
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +22,10 @@ import aiohttp
 from router.config import KIND_APIS, BackendConfig, Config, HealthConfig
 from router.redact import redact_url
 from router.shared import LocalSlots, Slots
+from router.vllm_metrics import KV_USAGE, RUNNING, WAITING, parse_vllm_load
+from router.vllm_metrics import parse as parse_metrics
+
+__all__ = ["parse_vllm_load"]  # its home is router.vllm_metrics; kept importable from here
 
 log = logging.getLogger("offload.backends")
 
@@ -129,6 +131,10 @@ class Endpoint:
     waiting: float = 0.0  # vllm:num_requests_waiting, from /metrics
     running: float = 0.0  # vllm:num_requests_running: shown in /readyz next to our own in_flight
     kv_cache_usage: float = 0.0
+    prefix_cache_hits: float | None = None  # vllm:prefix_cache_hits_total (tokens), from /metrics
+    prefix_cache_queries: float | None = None
+    cache_block_size: int | None = None  # vllm:cache_config_info's block_size
+    metrics_missing: tuple[str, ...] = ()  # families the router reads that /metrics lacks
 
     @property
     def up(self) -> bool:
@@ -374,6 +380,10 @@ class Backend:
                     "running": e.running,
                     "waiting": e.waiting,
                     "kv_cache_usage": e.kv_cache_usage,
+                    "prefix_cache_hits": e.prefix_cache_hits,
+                    "prefix_cache_queries": e.prefix_cache_queries,
+                    "cache_block_size": e.cache_block_size,
+                    "metrics_missing": list(e.metrics_missing),
                 }
                 for e in self.endpoints
             ],
@@ -526,38 +536,19 @@ class Pool:
                 text = await resp.text()
         except (aiohttp.ClientError, TimeoutError, OSError):
             return
-        gauges = parse_vllm_load(text)
-        endpoint.waiting = gauges.get("vllm:num_requests_waiting", 0.0)
-        endpoint.running = gauges.get("vllm:num_requests_running", 0.0)
-        endpoint.kv_cache_usage = gauges.get("vllm:kv_cache_usage_perc", 0.0)
-
-
-_LOAD_GAUGES = ("vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc")
-# One sample of the exposition format: name, optional {labels} (the last "}" closes them: a
-# value or timestamp never holds one), value, optional timestamp.
-_SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{.*\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?[ \t]*")
-
-
-def parse_vllm_load(text: str) -> dict[str, float]:
-    """Sum the load gauges over label sets (one per model/engine) in Prometheus text; the
-    KV-cache share is the fullest engine's. A sample that is not a finite number (NaN, Inf,
-    junk) is skipped: a NaN queue compares false with ``<= 0`` and would keep the box "full"."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line.startswith(_LOAD_GAUGES):
-            continue
-        sample = _SAMPLE.fullmatch(line)
-        if sample is None or sample[1] not in _LOAD_GAUGES:
-            continue  # malformed, or another family with the same prefix (..._by_reason)
-        try:
-            value = float(sample[2])
-        except ValueError:
-            continue
-        if not math.isfinite(value):
-            continue
-        name = sample[1]
-        if name == "vllm:kv_cache_usage_perc":
-            out[name] = max(out.get(name, 0.0), value)
-        else:
-            out[name] = out.get(name, 0.0) + value
-    return out
+        metrics = parse_metrics(text)
+        endpoint.waiting = metrics.load.get(WAITING, 0.0)
+        endpoint.running = metrics.load.get(RUNNING, 0.0)
+        endpoint.kv_cache_usage = metrics.load.get(KV_USAGE, 0.0)
+        endpoint.prefix_cache_hits, endpoint.prefix_cache_queries = metrics.prefix_hits, metrics.prefix_queries
+        endpoint.cache_block_size = metrics.block_size
+        if metrics.missing != endpoint.metrics_missing:
+            endpoint.metrics_missing = metrics.missing
+            if metrics.missing:
+                # Loud, once per change: a renamed family would otherwise read as "idle".
+                log.warning(
+                    "vLLM endpoint %s: /metrics lacks %s (renamed or removed in this vLLM "
+                    "version?): read as 0 / unknown until it is back",
+                    redact_url(endpoint.url),
+                    ", ".join(metrics.missing),
+                )

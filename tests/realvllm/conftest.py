@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from router import vllm_metrics
 from router.fakeupstream import RunningFake, start_in_thread
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, ProxyServer, make_config
 from tests.realvllm.server import MODEL_NAME, Fleet, VllmServer, recipe, tiny_model, vllm_python
@@ -45,6 +46,14 @@ def vllm_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
 def vllm(vllm_fleet: Fleet) -> VllmServer:
     """The session's one real vLLM."""
     return vllm_fleet.servers(1)[0]
+
+
+@pytest.fixture(scope="session")
+def block_size(vllm: VllmServer) -> int:
+    """Tokens per KV-cache block (vllm:cache_config_info): prefix hits come in whole blocks."""
+    size = vllm_metrics.parse(vllm.metrics()).block_size
+    assert size, "vllm:cache_config_info has no block_size"
+    return size
 
 
 @pytest.fixture(scope="session")
