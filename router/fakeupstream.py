@@ -427,6 +427,16 @@ class Fake:
         self.cancelled = 0
         self.minted: dict[str, None] = {}  # stored Responses ids, oldest first
         self._secret = os.urandom(32)  # signs the thinking blocks it hands out
+        # vLLM mode: the server's --max-model-len (a longer prompt is vLLM's 400) and cache
+        # blocks; the prefix-cache counters count prompt tokens looked up and found.
+        self.max_model_len = 262144
+        self.block_size = 16
+        self.prefix_queries = 0
+        self.prefix_hits = 0
+
+    def new_id(self, prefix: str) -> str:
+        """An id as this mode's server mints it: vLLM 0.32 uses 16 hex digits."""
+        return prefix + uuid.uuid4().hex[: 16 if self.mode == "vllm" else 32]
 
     # -------------------------------------------------------------- app
 
@@ -487,6 +497,13 @@ class Fake:
             f"vllm:num_requests_waiting{labels} {float(self.behaviour.waiting)}\n"
             "# TYPE vllm:kv_cache_usage_perc gauge\n"
             f"vllm:kv_cache_usage_perc{labels} 0.25\n"
+            "# TYPE vllm:prefix_cache_queries_total counter\n"
+            f"vllm:prefix_cache_queries_total{labels} {float(self.prefix_queries)}\n"
+            "# TYPE vllm:prefix_cache_hits_total counter\n"
+            f"vllm:prefix_cache_hits_total{labels} {float(self.prefix_hits)}\n"
+            "# TYPE vllm:cache_config_info gauge\n"
+            f'vllm:cache_config_info{{block_size="{self.block_size}",cache_dtype="auto",'
+            f'enable_prefix_caching="True",engine="0",num_gpu_blocks="8192"}} 1.0\n'
         )
         return web.Response(text=text, content_type="text/plain")
 
@@ -507,7 +524,24 @@ class Fake:
             return _json({"data": [card], "has_more": False, "first_id": self.model, "last_id": self.model})
         card = {"id": self.model, "object": "model", "created": created, "owned_by": "vllm"}
         if self.mode == "vllm":
-            card.update({"root": self.model, "parent": None, "max_model_len": 262144, "permission": []})
+            permission = {
+                "id": self.new_id("modelperm-"),
+                "object": "model_permission",
+                "created": created,
+                **dict.fromkeys(("allow_create_engine", "allow_search_indices", "allow_fine_tuning"), False),
+                **dict.fromkeys(("allow_sampling", "allow_logprobs", "allow_view"), True),
+                "organization": "*",
+                "group": None,
+                "is_blocking": False,
+            }
+            card.update(
+                {
+                    "root": self.model,
+                    "parent": None,
+                    "max_model_len": self.max_model_len,
+                    "permission": [permission],
+                }
+            )
         else:
             card["owned_by"] = "openai"
         return _json({"object": "list", "data": [card]})
@@ -641,6 +675,26 @@ class Fake:
                 self._check_anthropic(request, api, body)
             else:
                 self._check_vllm_messages(request, api, body)
+        if self.mode == "vllm" and api != "embeddings":
+            self._check_vllm_limits(request, api, body)
+
+    def _check_vllm_limits(self, request: web.Request, api: str, body: dict[str, Any]) -> None:
+        """vLLM's model check (404) and context check (400), after body validation."""
+        model = body.get("model")
+        if model is not None and model != self.model:
+            message = f"The model `{model}` does not exist. Valid aliases: {self.model}."
+            raise Rejected(self._error(request, api, 404, message, param="model"))
+        if api == "count_tokens":
+            return
+        limit = self.max_model_len
+        if prompt_tokens(api, body) > limit:
+            message = (
+                f"This model's maximum context length is {limit} tokens. However, your prompt contains "
+                f"at least {limit + 1} input tokens, which exceeds this limit even without any output "
+                f"tokens. Please reduce the length of the input prompt. (parameter=input_tokens, "
+                f"value={limit + 1})"
+            )
+            raise Rejected(self._error(request, api, 400, message, param="input_tokens"))
 
     def _strict_openai(self, request: web.Request, api: str, body: dict[str, Any]) -> None:
         allowed = OPENAI_CHAT_FIELDS if api == "chat" else OPENAI_COMPLETION_FIELDS
@@ -720,9 +774,9 @@ class Fake:
         """vLLM's pydantic validation: a 400 in the OpenAI shape, not translated to Anthropic's."""
 
         def refuse(loc: tuple[Any, ...], kind: str, msg: str) -> Rejected:
-            detail = {"type": kind, "loc": ("body", *loc), "msg": msg}
+            param = ".".join(str(part) for part in ("body", *loc))
+            detail = {"type": kind, "loc": param, "msg": msg, "input": f"<dict of {len(body)} items>"}
             message = f"1 validation error:\n  {detail}"
-            param = ".".join(str(part) for part in loc)
             return Rejected(self._error(request, api, 400, message, param=param, openai_shape="Bad Request"))
 
         if api == "messages" and "max_tokens" not in body:
@@ -760,7 +814,10 @@ class Fake:
     def _anthropic_error(self, status: int, message: str) -> dict[str, Any]:
         """Anthropic's shape, typed by status; vLLM's translation of it has no ``request_id``."""
         fallback = "api_error" if status >= 500 else "invalid_request_error"
-        error = {"type": ANTHROPIC_ERROR_TYPES.get(status, fallback), "message": message}
+        kind = ANTHROPIC_ERROR_TYPES.get(status, fallback)
+        if self.mode == "vllm":  # vLLM 0.32 keeps its own type names inside Anthropic's envelope
+            kind = VLLM_ERROR_TYPES.get(status, "InternalServerError")
+        error = {"type": kind, "message": message}
         payload: dict[str, Any] = {"type": "error", "error": error}
         if self.mode == "anthropic":
             payload["request_id"] = f"req_{uuid.uuid4().hex[:24]}"
@@ -874,7 +931,7 @@ class _Chat(Answer):
         self.call_id = fake.call_id() if reply.call else ""
         completions = api == "completions"
         self.base = {
-            "id": f"{'cmpl' if completions else 'chatcmpl'}-{uuid.uuid4().hex}",
+            "id": fake.new_id("cmpl-" if completions else "chatcmpl-"),
             "object": "text_completion" if completions else "chat.completion.chunk",
             "created": int(time.time()),
             "model": fake.model,
@@ -892,9 +949,13 @@ class _Chat(Answer):
             "total_tokens": prompt + completion,
             "completion_tokens": completion,
         }
-        if self.vllm:
-            usage["prompt_tokens_details"] = None
-            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning} if reasoning else None
+        if self.vllm:  # as with --enable-prompt-tokens-details and a reasoning parser (the recipes)
+            usage["prompt_tokens_details"] = {
+                "cached_tokens": 0,
+                "created_cache_tokens": 0,
+                "multimodal_tokens": None,
+            }
+            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
         else:
             usage["prompt_tokens_details"] = {"cached_tokens": 0, "audio_tokens": 0}
             usage["completion_tokens_details"] = {"reasoning_tokens": reasoning, "audio_tokens": 0}
@@ -905,7 +966,7 @@ class _Chat(Answer):
         text = "".join(self.fake.behaviour.reply_tokens)
         if self.api == "completions":
             return {
-                "id": f"cmpl-{uuid.uuid4().hex}",
+                "id": self.fake.new_id("cmpl-"),
                 "object": "text_completion",
                 "created": created,
                 "model": self.fake.model,
@@ -914,6 +975,8 @@ class _Chat(Answer):
             }
         call = self.reply.call
         message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+        if self.vllm and not text and self.reply.reasoning:
+            message["content"] = None  # a reply that is all reasoning has no content
         finish = "stop"
         if call:
             message["content"] = None
@@ -924,7 +987,7 @@ class _Chat(Answer):
             message.update({"annotations": None, "audio": None, "function_call": None})
             message["reasoning"] = "".join(self.reply.reasoning) or None
         out: dict[str, Any] = {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "id": self.fake.new_id("chatcmpl-"),
             "object": "chat.completion",
             "created": created,
             "model": self.fake.model,
@@ -932,8 +995,10 @@ class _Chat(Answer):
             "usage": self._usage(),
         }
         if self.vllm:
-            out["choices"][0].update({"stop_reason": None, "token_ids": None})
+            out["choices"][0].update({"stop_reason": None, "token_ids": None, "routed_experts": None})
             out.update({"service_tier": None, "system_fingerprint": FINGERPRINT, "prompt_logprobs": None})
+            out.update(dict.fromkeys(("prompt_token_ids", "prompt_text", "kv_transfer_params"), None))
+            out.update(dict.fromkeys(("ec_transfer_params", "metrics"), None))
         return out
 
     def _include_usage(self) -> bool:
@@ -941,7 +1006,19 @@ class _Chat(Answer):
 
     def _frames(self) -> list[Frame]:
         null_usage = {"usage": None} if (not self.vllm and self._include_usage()) else {}
-        return [(None, {**self.base, "choices": [choice], **null_usage}) for choice in self._choices()]
+        frames: list[Frame] = []
+        for choice in self._choices():
+            if self.vllm and self.api == "chat":  # vLLM's chunks carry its own null fields
+                choice = {"logprobs": None, "finish_reason": None, **choice}
+                if "role" not in choice["delta"]:
+                    choice["token_ids"] = None
+            chunk = {**self.base, "choices": [choice], **null_usage}
+            if self.vllm and self.api == "chat" and not frames:
+                chunk.update(prompt_token_ids=None, prompt_text=None)
+            if self.vllm and choice.get("finish_reason") and not self._include_usage():
+                chunk["system_fingerprint"] = FINGERPRINT  # else it rides on the usage chunk
+            frames.append((None, chunk))
+        return frames
 
     def _choices(self) -> list[dict[str, Any]]:
         tokens = self.fake.behaviour.reply_tokens
@@ -972,7 +1049,9 @@ class _Chat(Answer):
             finish = "tool_calls"
         else:
             out += [{"index": 0, "delta": {"content": t}} for t in tokens]
-        out.append({"index": 0, "delta": {}, "finish_reason": finish, "stop_reason": None})
+        # vLLM ends a reply that is still reasoning with an empty reasoning delta.
+        last: dict[str, Any] = {"reasoning": ""} if self.vllm and self.reply.reasoning and not tokens else {}
+        out.append({"index": 0, "delta": last, "finish_reason": finish, "stop_reason": None})
         return out
 
     def _tail(self) -> tuple[Frame, ...]:
@@ -980,7 +1059,7 @@ class _Chat(Answer):
             return ((None, b"[DONE]"),)
         usage_chunk: dict[str, Any] = {**self.base, "choices": [], "usage": self._usage()}
         if self.vllm:
-            usage_chunk["usage"] = {k: v for k, v in usage_chunk["usage"].items() if v is not None}
+            usage_chunk["usage"] = _without_none(usage_chunk["usage"])
             usage_chunk["system_fingerprint"] = FINGERPRINT
         return ((None, usage_chunk), (None, b"[DONE]"))
 
@@ -1006,7 +1085,7 @@ class _Responses(Answer):
         self.fake, self.body = fake, body
         limited = within_limit("responses", body, reply)
         self.reply, self.output, self.truncated = limited.reply, limited.output_tokens, limited.truncated
-        self.id = f"resp_{uuid.uuid4().hex}"
+        self.id = fake.new_id("resp_")
         self.created = int(time.time())
         self.items = self._items()
         self.frames = self._frames() if body.get("stream") else None
@@ -1018,7 +1097,7 @@ class _Responses(Answer):
             text = "".join(reply.reasoning)
             items.append(
                 {
-                    "id": f"rs_{uuid.uuid4().hex}",
+                    "id": self.fake.new_id("rs_"),
                     "type": "reasoning",
                     "summary": [],
                     "content": [{"type": "reasoning_text", "text": text}],
@@ -1031,21 +1110,22 @@ class _Responses(Answer):
                 "type": "output_text",
                 "text": "".join(reply.text),
                 "annotations": [],
-                "logprobs": [],
+                "logprobs": None if self.fake.mode == "vllm" else [],
             }
             items.append(
                 {
-                    "id": f"msg_{uuid.uuid4().hex}",
+                    "id": self.fake.new_id("msg_"),
                     "type": "message",
                     "role": "assistant",
                     "status": status,
                     "content": [part],
+                    **({"phase": None} if self.fake.mode == "vllm" else {}),
                 }
             )
         if call := reply.call:
             items.append(
                 {
-                    "id": f"fc_{uuid.uuid4().hex}",
+                    "id": self.fake.new_id("fc_"),
                     "type": "function_call",
                     "call_id": f"call_{uuid.uuid4().hex[:24]}",
                     "name": call.name,
@@ -1058,19 +1138,27 @@ class _Responses(Answer):
     def usage(self) -> dict[str, Any]:
         prompt = prompt_tokens("responses", self.body)
         cached, written = cache_split("responses", self.fake.mode, self.body)
-        return {
+        usage: dict[str, Any] = {
             "input_tokens": prompt,
             "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
             "output_tokens": self.output,
             "output_tokens_details": {"reasoning_tokens": len(self.reply.reasoning)},
             "total_tokens": prompt + self.output,
         }
+        if self.fake.mode == "vllm":  # vLLM's per-turn counts (one turn: no built-in tools run)
+            usage["input_tokens_details"].update(input_tokens_per_turn=[], cached_tokens_per_turn=[])
+            usage["output_tokens_details"].update(
+                tool_output_tokens=0, output_tokens_per_turn=[], tool_output_tokens_per_turn=[]
+            )
+        return usage
 
     def response(
         self, status: str, output: list[dict[str, Any]], usage: dict[str, Any] | None
     ) -> dict[str, Any]:
         body = self.body
         reasoning: dict[str, Any] = body["reasoning"] if isinstance(body.get("reasoning"), dict) else {}
+        if self.fake.mode == "vllm":
+            return self._vllm_response(status, output, usage)
         return {
             "id": self.id,
             "object": "response",
@@ -1101,11 +1189,56 @@ class _Responses(Answer):
             "metadata": body.get("metadata") or {},
         }
 
+    def _vllm_response(
+        self, status: str, output: list[dict[str, Any]], usage: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """vLLM 0.32's response object: its own field set, unset settings null."""
+        body = self.body
+        reasoning = body.get("reasoning")
+        if isinstance(reasoning, dict):
+            reasoning = {**dict.fromkeys(("context", "generate_summary", "mode", "summary")), **reasoning}
+        return {
+            "id": self.id,
+            "created_at": self.created,
+            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "instructions": body.get("instructions"),
+            "metadata": body.get("metadata"),
+            "model": self.fake.model,
+            "object": "response",
+            "output": output,
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "temperature": body.get("temperature", 1.0),
+            "tool_choice": body.get("tool_choice", "auto" if body.get("tools") else "none"),
+            "tools": body.get("tools", []),
+            "top_p": body.get("top_p", 1.0),
+            "background": False,
+            "max_output_tokens": body.get("max_output_tokens", self.fake.max_model_len),
+            "max_tool_calls": None,
+            "previous_response_id": body.get("previous_response_id"),
+            "prompt": None,
+            "reasoning": reasoning if isinstance(reasoning, dict) else None,
+            "service_tier": body.get("service_tier", "auto"),
+            "status": status,
+            "text": body.get("text"),
+            "top_logprobs": None,
+            "truncation": body.get("truncation", "disabled"),
+            "usage": usage,
+            "user": body.get("user"),
+            "presence_penalty": 0.0,
+            "frequency_penalty": 0.0,
+            **dict.fromkeys(
+                ("kv_transfer_params", "ec_transfer_params", "input_messages", "output_messages")
+            ),
+        }
+
     def _final_status(self) -> str:
         return "incomplete" if self.truncated else "completed"
 
     def whole(self) -> dict[str, Any]:
-        return self.response(self._final_status(), self.items, self.usage())
+        items = self.items
+        if self.fake.mode == "vllm":  # its whole response leaves a reasoning item's status unset
+            items = [{**i, "status": None} if i["type"] == "reasoning" else i for i in items]
+        return self.response(self._final_status(), items, self.usage())
 
     def _frames(self) -> list[Frame]:
         frames: list[Frame] = []
@@ -1141,8 +1274,12 @@ class _Responses(Answer):
             part = item["content"][0]
             empty = {**part, "text": ""}
             added = {**item, "status": "in_progress", "content": []}
-            if reasoning:
+            if reasoning and self.fake.mode == "vllm":
+                added["content"] = None
+            elif reasoning:
                 added.pop("content")
+            elif self.fake.mode == "vllm":
+                empty["logprobs"] = []  # [] while streaming, null once done
             emit("response.output_item.added", output_index=index, item=added)
             emit("response.content_part.added", **ref, content_index=0, part=empty)
             for piece in pieces[item["type"]]:
@@ -1169,8 +1306,7 @@ class _Messages(Answer):
         self.anthropic = fake.mode == "anthropic"
         limited = within_limit("messages", body, reply)
         self.reply, self.output, self.truncated = limited.reply, limited.output_tokens, limited.truncated
-        hexid = uuid.uuid4().hex
-        self.id = f"msg_01{hexid[:22]}" if self.anthropic else f"chatcmpl-{hexid}"
+        self.id = f"msg_01{uuid.uuid4().hex[:22]}" if self.anthropic else fake.new_id("chatcmpl-")
         self.blocks = self._blocks()
         self.frames = self._frames() if body.get("stream") else None
 
@@ -1178,9 +1314,9 @@ class _Messages(Answer):
         reply, blocks = self.reply, []
         if reply.reasoning:
             thinking = "".join(reply.reasoning)
-            signature = self.fake.sign(thinking) if self.anthropic else str(uuid.uuid4())
+            signature = self.fake.sign(thinking) if self.anthropic else uuid.uuid4().hex
             blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
-        if reply.text or not reply.call:
+        if reply.text or not (reply.call or (reply.reasoning and not self.anthropic)):
             blocks.append({"type": "text", "text": "".join(reply.text)})
         if call := reply.call:
             tool_id = f"toolu_01{uuid.uuid4().hex[:22]}" if self.anthropic else self.fake.call_id()
@@ -1194,11 +1330,13 @@ class _Messages(Answer):
             return "max_tokens"
         return "tool_use" if self.reply.call else "end_turn"
 
-    def _input_usage(self) -> dict[str, Any]:
-        """Anthropic counts cache outside ``input_tokens``; vLLM reports the full prompt."""
+    def _input_usage(self, start: bool = False) -> dict[str, Any]:
+        """Anthropic counts cache outside ``input_tokens``; vLLM (with the recipe's
+        --enable-prompt-tokens-details) too, but its message_start has the full prompt only."""
         total = prompt_tokens("messages", self.body)
         if not self.anthropic:
-            return {"input_tokens": total}
+            cache = {} if start else {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+            return {"input_tokens": total, **cache}
         read, written = cache_split("messages", self.fake.mode, self.body)
         return {
             "input_tokens": total - read - written,
@@ -1217,7 +1355,11 @@ class _Messages(Answer):
         return usage
 
     def _message(
-        self, content: list[dict[str, Any]], stop_reason: str | None, usage: dict[str, Any]
+        self,
+        content: list[dict[str, Any]],
+        stop_reason: str | None,
+        usage: dict[str, Any],
+        whole: bool = True,
     ) -> dict[str, Any]:
         message: dict[str, Any] = {
             "id": self.id,
@@ -1229,7 +1371,7 @@ class _Messages(Answer):
             "stop_sequence": None,
             "usage": usage,
         }
-        if not self.anthropic:  # vLLM serializes with exclude_none
+        if not self.anthropic and whole:  # vLLM serializes the whole message with exclude_none
             message = {k: v for k, v in message.items() if v is not None}
         return message
 
@@ -1243,9 +1385,9 @@ class _Messages(Answer):
             frames.append((kind, {"type": kind, **fields}))
 
         # message_start: the input counts and a small output count, which message_delta then replaces.
-        start_usage = self.usage()
+        start_usage = self.usage() if self.anthropic else {**self._input_usage(start=True)}
         start_usage["output_tokens"] = 1 if self.anthropic else 0
-        emit("message_start", message=self._message([], None, start_usage))
+        emit("message_start", message=self._message([], None, start_usage, whole=False))
         if self.anthropic:
             emit("ping")
         for index, block in enumerate(self.blocks):
@@ -1253,7 +1395,11 @@ class _Messages(Answer):
                 emit(
                     "content_block_start",
                     index=index,
-                    content_block={"type": "thinking", "thinking": "", "signature": ""},
+                    content_block={
+                        "type": "thinking",
+                        "thinking": "",
+                        **({"signature": ""} if self.anthropic else {}),
+                    },
                 )
                 for piece in self.reply.reasoning:
                     emit(
@@ -1306,6 +1452,11 @@ class _Messages(Answer):
 
 
 # ------------------------------------------------------------- helpers
+
+
+def _without_none(value: dict[str, Any]) -> dict[str, Any]:
+    """A dict without its None values, nested dicts too (vLLM's stream usage chunk)."""
+    return {k: _without_none(v) if isinstance(v, dict) else v for k, v in value.items() if v is not None}
 
 
 def _get(obj: Any, key: str) -> Any:

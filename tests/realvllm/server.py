@@ -54,7 +54,9 @@ def tiny_model(python: Path) -> Path:
         return out
     building = out.with_name(out.name + f".building-{os.getpid()}")
     shutil.rmtree(building, ignore_errors=True)
-    subprocess.run([str(python), str(MODEL_SCRIPT), str(building)], check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [str(python), str(MODEL_SCRIPT), str(building)], check=True, capture_output=True, timeout=600
+    )
     try:
         building.rename(out)  # atomic: a half-built model is never found
     except OSError:

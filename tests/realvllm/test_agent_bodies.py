@@ -28,7 +28,9 @@ def _send(proxy: ProxyServer, recorded: dict[str, Any]) -> httpx.Response:
 
 
 @pytest.mark.parametrize("fixture", FIXTURES)
-def test_recorded_body_twice_second_is_a_cache_hit(real_proxy: ProxyServer, block_size: int, fixture: str) -> None:
+def test_recorded_body_twice_second_is_a_cache_hit(
+    real_proxy: ProxyServer, block_size: int, fixture: str
+) -> None:
     recorded = json.loads((AGENT_REQUESTS / fixture).read_text())
     api = "messages" if recorded["path"].startswith("/v1/messages") else "responses"
     stream = bool(recorded["body"].get("stream"))

@@ -11,7 +11,16 @@ import openai
 import pytest
 
 from tests.harness import ProxyServer
-from tests.realvllm.wire import APIS, answer_of, body_for, messages_body, reported_usage, row_for, send, unique
+from tests.realvllm.wire import (
+    APIS,
+    answer_of,
+    body_for,
+    messages_body,
+    reported_usage,
+    row_for,
+    send,
+    unique,
+)
 
 CASES = ("plain", "tools", "tool_loop", "thinking")
 
@@ -51,7 +60,11 @@ def _check_stream(api: str, frames: list[tuple[str | None, Any]], thinking: bool
         assert names[:2] == ["response.created", "response.in_progress"]
         assert names[-1] == "response.completed"
         assert [data["sequence_number"] for _, data in frames] == list(range(len(frames)))
-        ids = {data["response"]["id"] for name, data in frames if name.startswith("response.") and "response" in data}
+        ids = {
+            data["response"]["id"]
+            for name, data in frames
+            if name.startswith("response.") and "response" in data
+        }
         assert len(ids) == 1
         delta = "response.reasoning_text.delta" if thinking else "response.output_text.delta"
         assert delta in names
@@ -77,7 +90,9 @@ def test_api_through_proxy(real_proxy: ProxyServer, api: str, case: str, stream:
         _check_whole(api, answer, thinking)
     row = row_for(real_proxy, response)
     assert (row.status, row.backend, row.api, row.stream) == (200, "local", api, stream)
-    assert (row.prompt_tokens, row.completion_tokens, row.cached_tokens) == reported_usage(api, answer, stream)
+    assert (row.prompt_tokens, row.completion_tokens, row.cached_tokens) == reported_usage(
+        api, answer, stream
+    )
     assert row.tokens_estimated is False and row.completion_tokens > 0
     # The backend's default is off (the Spark's extra_body); the client's ask turns it on.
     assert row.thinking == ("on" if thinking else "off")
@@ -135,8 +150,12 @@ def send_count(proxy: ProxyServer, body: dict[str, Any]) -> Any:
 
 
 def test_openai_sdk_chat_and_responses(real_proxy: ProxyServer) -> None:
-    client = openai.OpenAI(base_url=real_proxy.base_url, api_key="x", default_headers={"x-offload-route": "local"})
-    chat = client.chat.completions.create(model="local", messages=[{"role": "user", "content": unique()}], max_tokens=32)
+    client = openai.OpenAI(
+        base_url=real_proxy.base_url, api_key="x", default_headers={"x-offload-route": "local"}
+    )
+    chat = client.chat.completions.create(
+        model="local", messages=[{"role": "user", "content": unique()}], max_tokens=32
+    )
     assert chat.choices[0].finish_reason == "stop" and chat.usage and chat.usage.prompt_tokens > 0
     chunks = list(
         client.chat.completions.create(
@@ -153,7 +172,9 @@ def test_openai_sdk_chat_and_responses(real_proxy: ProxyServer) -> None:
 
 
 def test_anthropic_sdk_messages(real_proxy: ProxyServer) -> None:
-    client = anthropic.Anthropic(base_url=real_proxy.url, api_key="x", default_headers={"x-offload-route": "local"})
+    client = anthropic.Anthropic(
+        base_url=real_proxy.url, api_key="x", default_headers={"x-offload-route": "local"}
+    )
     message = client.messages.create(
         model="local", max_tokens=32, messages=[{"role": "user", "content": unique()}]
     )

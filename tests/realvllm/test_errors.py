@@ -55,7 +55,9 @@ def test_context_length_exceeded_at_vllm(real_proxy: ProxyServer, api: str, stre
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_the_context_window_rule_catches_it_first(real_proxy: ProxyServer, vllm: VllmServer, api: str) -> None:
+def test_the_context_window_rule_catches_it_first(
+    real_proxy: ProxyServer, vllm: VllmServer, api: str
+) -> None:
     """Not pinned, the same prompt never reaches vLLM: the policy sends it to the cloud."""
     if api == "messages":
         pytest.skip("the proxy's cloud for Messages is an Anthropic backend, absent from this config")
@@ -72,7 +74,9 @@ def test_the_context_window_rule_catches_it_first(real_proxy: ProxyServer, vllm:
 def _prompt_tokens_seen(vllm: VllmServer) -> float:
     text = vllm.metrics()
     return sum(
-        float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("vllm:prompt_tokens_total")
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("vllm:prompt_tokens_total")
     )
 
 
@@ -96,9 +100,15 @@ def test_unknown_model(misnamed_proxy: ProxyServer, api: str) -> None:
 
 # Input the proxy lets through (it checks only what it must read) and vLLM refuses.
 MALFORMED = {
-    "chat": ({"messages": [{"role": "user", "content": [{"type": "no_such_part", "x": 1}]}]}, "validation error"),
+    "chat": (
+        {"messages": [{"role": "user", "content": [{"type": "no_such_part", "x": 1}]}]},
+        "validation error",
+    ),
     "responses": ({"input": [{"type": "message", "role": "user", "content": 7}]}, "validation error"),
-    "messages": ({"messages": [{"role": "user", "content": [{"type": "no_such_block"}]}]}, "validation error"),
+    "messages": (
+        {"messages": [{"role": "user", "content": [{"type": "no_such_block"}]}]},
+        "validation error",
+    ),
 }
 
 

@@ -149,14 +149,26 @@ def build_model(out: Path, tokenizer: object) -> None:
         model.model.norm.weight.fill_(1.0)
         head = torch.randn(size, 128) * 0.1
         head[:, :2] = 0.0
-        for name in MARKUP:
-            head[vocab[name], 0] = -10.0  # never produced
+        for token_id in _unprintable(tokenizer):
+            head[token_id, 0] = -10.0  # never produced
         head[eos, 1] = -10.0
         head[eos, 0] = _calibrate_eos(embed, head, eos)
         model.lm_head.weight.copy_(head)
     model.save_pretrained(out, safe_serialization=True)
     # max_new_tokens: the default cap for a request that names none (vLLM reads it).
     GenerationConfig(eos_token_id=eos, bos_token_id=eos, max_new_tokens=256).save_pretrained(out)
+
+
+def _unprintable(tokenizer: object) -> list[int]:
+    """Tokens a reply must never hold: the markup (a parser would read half a call) and any
+    that is not printable ASCII (a lone byte of a UTF-8 sequence decodes to nothing, which
+    would leave a one-token reply empty)."""
+    out = []
+    for token, token_id in tokenizer.get_vocab().items():  # type: ignore[attr-defined]
+        text = tokenizer.convert_tokens_to_string([token])  # type: ignore[attr-defined]
+        if token in MARKUP or not (text.isascii() and text.isprintable() and text.strip()):
+            out.append(token_id)
+    return [i for i in out if i != tokenizer.get_vocab()[EOS]]  # type: ignore[attr-defined]
 
 
 def _calibrate_eos(embed: object, head: object, eos: int) -> float:

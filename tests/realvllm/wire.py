@@ -50,7 +50,12 @@ def responses_body(case: str, text: str) -> dict[str, Any]:
     if case == "tool_loop":
         body["input"] = [
             {"role": "user", "content": text},
-            {"type": "function_call", "call_id": "call_1", "name": "shell", "arguments": json.dumps(CALL_ARGS)},
+            {
+                "type": "function_call",
+                "call_id": "call_1",
+                "name": "shell",
+                "arguments": json.dumps(CALL_ARGS),
+            },
             {"type": "function_call_output", "call_id": "call_1", "output": RESULT},
         ]
     if case == "thinking":
@@ -105,10 +110,7 @@ def events(raw: str) -> list[tuple[str | None, Any]]:
 def reported_usage(api: str, answer: Any, stream: bool) -> tuple[int, int, int]:
     """(prompt, completion, cached) as the server reported them, in each API's convention:
     chat and Responses count cached tokens inside the prompt, Messages outside it."""
-    if stream:
-        usage = _stream_usage(api, answer)
-    else:
-        usage = answer["usage"]
+    usage = _stream_usage(api, answer) if stream else answer["usage"]
     if api == "chat":
         details = usage.get("prompt_tokens_details") or {}
         return usage["prompt_tokens"], usage["completion_tokens"], details.get("cached_tokens", 0)
@@ -124,7 +126,9 @@ def _stream_usage(api: str, frames: list[tuple[str | None, Any]]) -> dict[str, A
     if api == "chat":
         return next(d["usage"] for _, d in frames if isinstance(d, dict) and d.get("usage"))
     if api == "responses":
-        return next(d["response"]["usage"] for n, d in frames if n in ("response.completed", "response.incomplete"))
+        return next(
+            d["response"]["usage"] for n, d in frames if n in ("response.completed", "response.incomplete")
+        )
     usage: dict[str, Any] = {}
     for name, data in frames:  # message_start, then each message_delta overwrites (last wins)
         if name == "message_start":
