@@ -327,8 +327,9 @@ def test_messages_create_has_the_message_and_its_usage(messages_fake: RunningFak
             written,
         )
         assert message.usage.input_tokens == prompt_tokens("messages", body) - read - written
-    else:  # vLLM without --enable-prompt-tokens-details: the whole prompt in input_tokens
-        assert message.usage.cache_read_input_tokens is None
+    else:  # vLLM with the recipes' --enable-prompt-tokens-details: cache fields, nothing cached here
+        assert (message.usage.cache_read_input_tokens, message.usage.cache_creation_input_tokens) == (0, 0)
+        assert message.usage.input_tokens == prompt_tokens("messages", body)
 
 
 def test_messages_stream_tool_use_then_tool_result(messages_fake: RunningFake) -> None:
@@ -495,9 +496,9 @@ def test_vllm_messages_validation_errors_are_openai_shaped(
         client.messages.create(**{"model": "m", "max_tokens": 10, "messages": USER, **change})
     body = error.value.body
     assert isinstance(body, dict) and body["error"]["code"] == 400 and body["error"]["type"] == "Bad Request"
-    assert body["error"]["param"] == param
+    assert body["error"]["param"] == f"body.{param}"  # vLLM 0.32: the loc, dotted
     missing = httpx.post(f"{local_fake.root}/v1/messages", json={"model": "m", "messages": USER})
-    assert missing.status_code == 400 and missing.json()["error"]["param"] == "max_tokens"
+    assert missing.status_code == 400 and missing.json()["error"]["param"] == "body.max_tokens"
 
 
 # ------------------------------------------------------------- failures, all APIs

@@ -35,6 +35,7 @@ ID_FORMATS = {
 def fake() -> Iterator[RunningFake]:
     running = start_in_thread("vllm", model=MODEL_NAME)
     running.fake.max_model_len = recipe().max_model_len
+    running.fake.strict_model = True
     yield running
     running.stop()
 
