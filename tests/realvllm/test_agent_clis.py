@@ -26,13 +26,11 @@ KEY = "sk-client-test-0123456789"
 COUNTERS = ("vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:prefix_cache_hits_total")
 
 
-@pytest.fixture
-def text_proxy(vllm: VllmServer, cloud_fake_session: RunningFake) -> Iterator[ProxyServer]:
+def text_proxy(vllm: VllmServer, cloud: RunningFake, thinking: str = "client") -> ProxyServer:
     """A proxy that keeps the completion text in its rows, to compare with what the CLI printed."""
-    config = real_config(vllm.url, cloud_fake_session.url, database={"enabled": False, "store_text": True})
-    server = ProxyServer(config)
-    yield server
-    server.stop()
+    config = real_config(vllm.url, cloud.url, database={"enabled": False, "store_text": True})
+    local = config.backends["local"].model_copy(update={"thinking": thinking})
+    return ProxyServer(config.model_copy(update={"backends": {**config.backends, "local": local}}))
 
 
 @pytest.fixture
@@ -44,7 +42,9 @@ def trap() -> Iterator[RunningRecorder]:
 
 def counters(vllm: VllmServer) -> tuple[float, ...]:
     text = vllm.metrics().splitlines()
-    return tuple(sum(float(line.rsplit(" ", 1)[1]) for line in text if line.startswith(name)) for name in COUNTERS)
+    return tuple(
+        sum(float(line.rsplit(" ", 1)[1]) for line in text if line.startswith(name)) for name in COUNTERS
+    )
 
 
 def _dirs(tmp_path: Path) -> tuple[Path, Path]:
@@ -71,25 +71,41 @@ def _check_run(proc: Any, proxy: ProxyServer, vllm: VllmServer, before: tuple[fl
         sum(r.completion_tokens for r in rows),
         sum(r.cached_tokens for r in rows),
     )
-    assert wait_until(lambda: tuple(a - b for a, b in zip(counters(vllm), before, strict=True)) == sums, 10), (
+    assert wait_until(
+        lambda: tuple(a - b for a, b in zip(counters(vllm), before, strict=True)) == sums, 10
+    ), (
         sums,
         counters(vllm),
         before,
     )
 
 
-def test_codex_one_turn(text_proxy: ProxyServer, vllm: VllmServer, trap: RunningRecorder, tmp_path: Path) -> None:
-    home, workdir = _dirs(tmp_path)
-    env = codex_env(home, text_proxy.base_url, KEY, "auto", trap_url=trap.trap_url)
-    before = counters(vllm)
-    proc = run_codex(workdir, env, prompt=TASK, timeout=300)
-    assert trap.recorder.trapped == [], "Codex tried to reach the internet"
-    _check_run(proc, text_proxy, vllm, before, "responses")
+def test_codex_one_turn(
+    vllm: VllmServer, cloud_fake_session: RunningFake, trap: RunningRecorder, tmp_path: Path
+) -> None:
+    proxy = text_proxy(vllm, cloud_fake_session)
+    try:
+        home, workdir = _dirs(tmp_path)
+        env = codex_env(home, proxy.base_url, KEY, "auto", trap_url=trap.trap_url)
+        before = counters(vllm)
+        proc = run_codex(workdir, env, prompt=TASK, timeout=300)
+        assert trap.recorder.trapped == [], "Codex tried to reach the internet"
+        _check_run(proc, proxy, vllm, before, "responses")
+    finally:
+        proxy.stop()
 
 
-def test_claude_code_one_turn(text_proxy: ProxyServer, vllm: VllmServer, tmp_path: Path) -> None:
-    home, workdir = _dirs(tmp_path)
-    env = claude_env(home, text_proxy.url, KEY)
-    before = counters(vllm)
-    proc = run_claude(workdir, env, prompt=TASK, timeout=300)
-    _check_run(proc, text_proxy, vllm, before, "messages")
+def test_claude_code_one_turn(vllm: VllmServer, cloud_fake_session: RunningFake, tmp_path: Path) -> None:
+    """Claude Code asks for adaptive thinking; the tiny model never closes a thought, so with
+    thinking on its whole reply is reasoning and Claude Code prints nothing. The backend is
+    set to ``thinking: off`` (as an operator may): Claude Code gets text to print."""
+    proxy = text_proxy(vllm, cloud_fake_session, thinking="off")
+    try:
+        home, workdir = _dirs(tmp_path)
+        env = claude_env(home, proxy.url, KEY)
+        before = counters(vllm)
+        proc = run_claude(workdir, env, prompt=TASK, timeout=300)
+        _check_run(proc, proxy, vllm, before, "messages")
+        assert {row.thinking for row in proxy.state.recorder.rows} == {"off"}
+    finally:
+        proxy.stop()

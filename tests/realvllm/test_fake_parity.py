@@ -40,6 +40,11 @@ def fake() -> Iterator[RunningFake]:
     running.stop()
 
 
+@pytest.fixture(autouse=True)
+def fresh_behaviour(fake: RunningFake) -> None:
+    fake.fake.behaviour = Behaviour()
+
+
 def shape(value: Any) -> Any:
     """Keys and value types, recursively; a list by its elements' shapes, runs of the same
     shape collapsed (how many tokens or blocks of one kind is the model's business)."""
