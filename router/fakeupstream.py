@@ -170,6 +170,7 @@ class Behaviour:
     stream_error_after_chunks: int = -1  # after N stream events, the API's own in-stream error
     body_bytes: int = 0  # pad a whole (non-streamed) success body to about this many bytes
     waiting: float = 0.0  # vllm:num_requests_waiting in /metrics
+    metrics_without: list[str] = field(default_factory=list)  # families /metrics leaves out (a renamed one)
     health_status: int = 200
 
 
@@ -508,6 +509,9 @@ class Fake:
             f'vllm:cache_config_info{{block_size="{self.block_size}",cache_dtype="auto",'
             f'enable_prefix_caching="True",engine="0",num_gpu_blocks="8192"}} 1.0\n'
         )
+        gone = tuple(self.behaviour.metrics_without)
+        if gone:
+            text = "".join(line for line in text.splitlines(keepends=True) if not _names_family(line, gone))
         return web.Response(text=text, content_type="text/plain")
 
     async def models(self, request: web.Request) -> web.Response:
@@ -589,6 +593,9 @@ class Fake:
                 failure.headers.update(b.fail_headers)
                 return failure
             answer = self._answer(api, body)
+            if api in ("chat", "completions", "responses", "messages"):
+                self.prefix_queries += prompt_tokens(api, body)
+                self.prefix_hits += cache_split(api, self.mode, body)[0]
             if body.get("stream") and answer.frames is not None:
                 response = await self._stream(request, answer)
             else:
@@ -1456,6 +1463,12 @@ class _Messages(Answer):
 
 
 # ------------------------------------------------------------- helpers
+
+
+def _names_family(line: str, families: tuple[str, ...]) -> bool:
+    """Whether a line of Prometheus text is a sample, HELP or TYPE of one of ``families``."""
+    name = line.removeprefix("# HELP ").removeprefix("# TYPE ")
+    return any(name.startswith((f + "{", f + " ", f + "_total")) for f in families)
 
 
 def _without_none(value: dict[str, Any]) -> dict[str, Any]:
