@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from router import vllm_metrics
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
+from router.forward import vllm_metrics
 from tests.conftest import fake_config
 from tests.harness import ProxyServer, make_config, wait_until
 

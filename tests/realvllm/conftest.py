@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from router import vllm_metrics
-from router.fakeupstream import RunningFake, start_in_thread
+from router.fake.upstream import RunningFake, start_in_thread
+from router.forward import vllm_metrics
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, ProxyServer, make_config
 from tests.realvllm.server import MODEL_NAME, Fleet, VllmServer, recipe, tiny_model, vllm_python
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from router.recipe import Recipe, load_recipe
+from router.config.recipe import Recipe, load_recipe
 from tests.harness import free_port
 
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
 from tests.agent_clis import TASK, claude_env, cli, codex_env, run_claude, run_codex
 from tests.harness import ProxyServer, wait_until
 from tests.realvllm.conftest import real_config

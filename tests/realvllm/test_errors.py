@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from router import vllm_metrics
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
+from router.forward import vllm_metrics
 from tests.harness import ProxyServer, wait_until
 from tests.realvllm.conftest import real_config
 from tests.realvllm.server import VllmServer

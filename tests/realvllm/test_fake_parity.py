@@ -1,4 +1,4 @@
-"""The fake vLLM (router/fakeupstream.py) against the real one: the same requests, sent
+"""The fake vLLM (router/fake/) against the real one: the same requests, sent
 straight to each, give the same shapes: keys and value types of every JSON body, SSE
 event names in order, usage fields, error bodies, the ids' formats, /v1/models and the
 /metrics families the router reads. The fake is the fast tier for everything else; a
@@ -17,8 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from router import vllm_metrics
-from router.fakeupstream import Behaviour, RunningFake, start_in_thread
+from router.fake.protocol import Behaviour
+from router.fake.upstream import RunningFake, start_in_thread
+from router.forward import vllm_metrics
 from tests.realvllm.server import MODEL_NAME, VllmServer, recipe
 from tests.realvllm.wire import PATHS, body_for, events
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from router import vllm_metrics
+from router.forward import vllm_metrics
 from tests.harness import ProxyServer, wait_until
 from tests.realvllm.server import MODEL_NAME, VllmServer
 from tests.realvllm.wire import APIS, answer_of, body_for, reported_usage, row_for, send, unique
