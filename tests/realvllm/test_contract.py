@@ -154,19 +154,19 @@ def test_openai_sdk_chat_and_responses(real_proxy: ProxyServer) -> None:
         base_url=real_proxy.base_url, api_key="x", default_headers={"x-offload-route": "local"}
     )
     chat = client.chat.completions.create(
-        model="local", messages=[{"role": "user", "content": unique()}], max_tokens=32
+        model="local", messages=[{"role": "user", "content": unique()}], max_tokens=256
     )
     assert chat.choices[0].finish_reason == "stop" and chat.usage and chat.usage.prompt_tokens > 0
     chunks = list(
         client.chat.completions.create(
-            model="local", messages=[{"role": "user", "content": unique()}], max_tokens=32,
+            model="local", messages=[{"role": "user", "content": unique()}], max_tokens=256,
             stream=True, stream_options={"include_usage": True},
         )
     )  # fmt: skip
     assert chunks[-1].usage and chunks[-1].usage.completion_tokens > 0
-    whole = client.responses.create(model="local", input=unique(), max_output_tokens=32)
+    whole = client.responses.create(model="local", input=unique(), max_output_tokens=256)
     assert whole.status == "completed" and whole.output_text
-    with client.responses.stream(model="local", input=unique(), max_output_tokens=32) as stream:
+    with client.responses.stream(model="local", input=unique(), max_output_tokens=256) as stream:
         final = stream.get_final_response()  # strict: one id, response.created first, completed last
     assert final.status == "completed" and final.usage and final.usage.output_tokens > 0
 
@@ -176,11 +176,11 @@ def test_anthropic_sdk_messages(real_proxy: ProxyServer) -> None:
         base_url=real_proxy.url, api_key="x", default_headers={"x-offload-route": "local"}
     )
     message = client.messages.create(
-        model="local", max_tokens=32, messages=[{"role": "user", "content": unique()}]
+        model="local", max_tokens=256, messages=[{"role": "user", "content": unique()}]
     )
     assert message.stop_reason == "end_turn" and message.content[0].type == "text"
     with client.messages.stream(
-        model="local", max_tokens=32, messages=[{"role": "user", "content": unique()}]
+        model="local", max_tokens=256, messages=[{"role": "user", "content": unique()}]
     ) as stream:
         final = stream.get_final_message()
     assert final.stop_reason == "end_turn" and final.usage.output_tokens > 0

@@ -17,7 +17,7 @@ ASK = "write a python function that reverses a list, then run it with the shell 
 SHELL = {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}
 CALL_ARGS = {"cmd": "python rev.py"}
 RESULT = "[3, 2, 1]"
-MAX_TOKENS = 64
+MAX_TOKENS = 256  # a reply runs past it with odds of 1e-18 (tiny_model.py: 0.15 per token to stop)
 
 
 def unique(text: str = ASK) -> str:
