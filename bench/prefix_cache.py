@@ -34,7 +34,9 @@ def first_output(root: str, path: str, body: dict) -> tuple[float, tuple[int, in
     started = time.perf_counter()
     first = None
     raw = b""
-    with httpx.stream("POST", root + path.split("?")[0], json={**body, "model": MODEL_NAME}, timeout=600) as r:
+    with httpx.stream(
+        "POST", root + path.split("?")[0], json={**body, "model": MODEL_NAME}, timeout=600
+    ) as r:
         for chunk in r.iter_bytes():
             raw += chunk
             if first is None and any(e.encode() in raw for e in OUTPUT_EVENTS):

@@ -21,7 +21,7 @@ from router.fake.protocol import REASONING, Behaviour
 from router.fake.replies import cache_split, example_arguments, plan_reply, prompt_tokens, within_limit
 from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import fake_config, fake_state
-from tests.harness import CLOUD_KEY, LOCAL_MODEL, wait_until
+from tests.harness import CLOUD_KEY, LOCAL_MODEL, sse_events, wait_until
 
 ANTHROPIC_KEY = "sk-ant-cloud-secret-0123456789"
 VLLM_KEY = "vllm-box-key-0123456789"
@@ -56,22 +56,6 @@ CLAUDE_BASH = {
 
 def last_body(fake: RunningFake) -> dict[str, Any]:
     return fake_state(fake)["received"][-1]["body"]
-
-
-def sse_events(raw: str) -> list[tuple[str | None, str]]:
-    """(event name, data) of each SSE event, as a strict client splits them."""
-    events = []
-    for chunk in raw.split("\n\n"):
-        if not chunk.strip():
-            continue
-        name, data = None, ""
-        for line in chunk.split("\n"):
-            if line.startswith("event: "):
-                name = line[len("event: ") :]
-            elif line.startswith("data: "):
-                data = line[len("data: ") :]
-        events.append((name, data))
-    return events
 
 
 # ------------------------------------------------------------- Responses

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tests.harness import ProxyServer, wait_until
+from tests.harness import ProxyServer, sse_events, wait_until
 
 APIS = ("chat", "responses", "messages")
 PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "messages": "/v1/messages"}
@@ -93,18 +93,7 @@ def body_for(api: str, case: str, stream: bool, text: str | None = None) -> dict
 
 def events(raw: str) -> list[tuple[str | None, Any]]:
     """(event name, parsed data) of each SSE event; ``[DONE]`` stays a string."""
-    out: list[tuple[str | None, Any]] = []
-    for chunk in raw.split("\n\n"):
-        if not chunk.strip():
-            continue
-        name, data = None, ""
-        for line in chunk.split("\n"):
-            if line.startswith("event: "):
-                name = line[len("event: ") :]
-            elif line.startswith("data: "):
-                data = line[len("data: ") :]
-        out.append((name, data if data == "[DONE]" else json.loads(data)))
-    return out
+    return [(name, data if data == "[DONE]" else json.loads(data)) for name, data in sse_events(raw)]
 
 
 def reported_usage(api: str, answer: Any, stream: bool) -> tuple[int, int, int]:
