@@ -28,16 +28,17 @@ from tests.realvllm.wire import events, reported_usage  # noqa: E402
 OUTPUT_EVENTS = ("response.output_text.delta", "response.reasoning_text.delta", "content_block_delta")
 
 
-def first_output(root: str, path: str, body: dict) -> tuple[float, tuple[int, int, int]]:
-    """Seconds to the first output event, and the usage vLLM reported."""
+def first_output(root: str, path: str, body: dict) -> tuple[float, tuple[int, int, int]] | int:
+    """Seconds to the first output event and the usage vLLM reported, or the refusal's status."""
     api = "messages" if path.startswith("/v1/messages") else "responses"
     started = time.perf_counter()
     first = None
     raw = b""
-    with httpx.stream(
-        "POST", root + path.split("?")[0], json={**body, "model": MODEL_NAME}, timeout=600
-    ) as r:
-        for chunk in r.iter_bytes():
+    url = root + path.split("?")[0]
+    with httpx.stream("POST", url, json={**body, "model": MODEL_NAME}, timeout=600) as response:
+        if response.status_code != 200:
+            return response.status_code
+        for chunk in response.iter_bytes():
             raw += chunk
             if first is None and any(e.encode() in raw for e in OUTPUT_EVENTS):
                 first = time.perf_counter() - started
@@ -53,13 +54,20 @@ def main() -> None:
         try:
             [server] = fleet.servers(1)
             print(f"vLLM ready in {server.ready_s:.1f} s")
-            print(f"{'body':<28}{'prompt':>8}{'cached':>8}{'1st (s)':>9}{'2nd (s)':>9}{'ratio':>7}")
+            print("cached: tokens vLLM read from its prefix cache, first send / second send")
+            print(f"{'body':<28}{'prompt':>8}{'cached':>14}{'1st (s)':>9}{'2nd (s)':>9}{'ratio':>7}")
             for path in sorted((ROOT / "tests" / "data" / "agent_requests").glob("*.json")):
                 recorded = json.loads(path.read_text())
                 body = {**recorded["body"], "stream": True}
-                t1, _ = first_output(server.root, recorded["path"], body)
-                t2, (prompt, _, cached) = first_output(server.root, recorded["path"], body)
-                print(f"{path.stem:<28}{prompt:>8}{cached:>8}{t1:>9.2f}{t2:>9.2f}{t1 / t2:>7.1f}")
+                first = first_output(server.root, recorded["path"], body)
+                if isinstance(first, int):  # sent straight to vLLM, without the proxy's fixes
+                    print(f"{path.stem:<28}refused by vLLM with {first}")
+                    continue
+                second = first_output(server.root, recorded["path"], body)
+                assert not isinstance(second, int)
+                (t1, (_, _, cached1)), (t2, (prompt, _, cached2)) = first, second
+                hits = f"{cached1}/{cached2}"
+                print(f"{path.stem:<28}{prompt:>8}{hits:>14}{t1:>9.2f}{t2:>9.2f}{t1 / t2:>7.1f}")
         finally:
             fleet.stop()
 
