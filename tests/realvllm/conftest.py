@@ -63,15 +63,16 @@ def cloud_fake_session() -> Iterator[RunningFake]:
     fake.stop()
 
 
-def real_config(vllm_url: str, cloud_url: str, **overrides: Any) -> Any:
+def real_config(vllm_url: str, cloud_url: str, local: dict[str, Any] | None = None, **overrides: Any) -> Any:
     """The Spark's local backend (thinking off by default) on the real vLLM, the fake cloud
-    as its fallback. The context window is the recipe's max-model-len, as with `recipe:`."""
+    as its fallback; ``local`` changes that backend. The context window is the recipe's
+    max-model-len, as with ``recipe:``."""
     config = make_config(vllm_url, cloud_url, **overrides)
-    local = config.backends["local"].model_copy(
-        update={"model": MODEL_NAME, "max_concurrency": recipe().max_num_seqs,
-                "context_window": recipe().max_model_len}
-    )  # fmt: skip
-    return config.model_copy(update={"backends": {**config.backends, "local": local}})
+    the_recipe = recipe()
+    limits = {"model": MODEL_NAME, "max_concurrency": the_recipe.max_num_seqs,
+              "context_window": the_recipe.max_model_len}  # fmt: skip
+    backend = config.backends["local"].model_copy(update={**limits, **(local or {})})
+    return config.model_copy(update={"backends": {**config.backends, "local": backend}})
 
 
 @pytest.fixture(scope="session")

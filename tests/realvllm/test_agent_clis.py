@@ -28,9 +28,8 @@ COUNTERS = ("vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:pr
 
 def text_proxy(vllm: VllmServer, cloud: RunningFake, thinking: str = "client") -> ProxyServer:
     """A proxy that keeps the completion text in its rows, to compare with what the CLI printed."""
-    config = real_config(vllm.url, cloud.url, database={"enabled": False, "store_text": True})
-    local = config.backends["local"].model_copy(update={"thinking": thinking})
-    return ProxyServer(config.model_copy(update={"backends": {**config.backends, "local": local}}))
+    database = {"enabled": False, "store_text": True}
+    return ProxyServer(real_config(vllm.url, cloud.url, local={"thinking": thinking}, database=database))
 
 
 @pytest.fixture

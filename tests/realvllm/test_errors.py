@@ -83,9 +83,7 @@ def _prompt_tokens_seen(vllm: VllmServer) -> float:
 @pytest.fixture
 def misnamed_proxy(vllm: VllmServer, cloud_fake_session: RunningFake) -> Iterator[ProxyServer]:
     """A local backend whose model name the server does not serve (an operator's typo)."""
-    config = real_config(vllm.url, cloud_fake_session.url)
-    local = config.backends["local"].model_copy(update={"model": "tiny-typo"})
-    server = ProxyServer(config.model_copy(update={"backends": {**config.backends, "local": local}}))
+    server = ProxyServer(real_config(vllm.url, cloud_fake_session.url, local={"model": "tiny-typo"}))
     yield server
     server.stop()
 

@@ -26,7 +26,9 @@ def _families(text: str) -> set[str]:
 def test_every_family_the_router_reads_is_exported(vllm: VllmServer) -> None:
     text = vllm.metrics()
     metrics = vllm_metrics.parse(text)
-    assert metrics.missing == (), f"vLLM no longer exports {metrics.missing}: update router/vllm_metrics.py"
+    assert metrics.missing == (), (
+        f"vLLM no longer exports {metrics.missing}: update router/forward/vllm_metrics.py"
+    )
     assert metrics.cache_config["enable_prefix_caching"] == "True"  # the recipe asks for it
     assert metrics.block_size and metrics.block_size > 0
     # Labels: one sample per engine, named by the served model.
