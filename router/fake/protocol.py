@@ -4,6 +4,7 @@ and the :class:`Behaviour` tests steer it with."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 MODES = ("vllm", "cloud", "anthropic")
 
@@ -110,3 +111,6 @@ class Behaviour:
     waiting: float = 0.0  # vllm:num_requests_waiting in /metrics
     metrics_without: list[str] = field(default_factory=list)  # families /metrics leaves out (renamed)
     health_status: int = 200
+    # Scripted answers, for graded runs: the first entry whose "prompt" occurs in the last
+    # user message answers it, with {"text": ...} or {"tool_call": {"name", "arguments"}}.
+    scripts: list[dict[str, Any]] = field(default_factory=list)
