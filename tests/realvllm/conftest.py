@@ -1,4 +1,7 @@
-"""Fixtures of the real-vLLM tier: one vLLM per session, proxies in front of it.
+"""Fixtures of the real-vLLM tier: one vLLM for the tier, proxies in front of it.
+
+Package-scoped: the server starts with the tier's first test and stops after its last,
+so the rest of the suite does not share the 2 cores with an idle vLLM.
 
 Every test under ``tests/realvllm`` carries the ``realvllm`` marker (``pytest -m
 realvllm`` runs the tier alone, ``-m 'not realvllm'`` leaves it out). Without the CPU
@@ -29,9 +32,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.realvllm)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def vllm_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    """Every real vLLM of the session (started on demand, stopped at its end)."""
+    """Every real vLLM of the tier (started on demand, stopped after its last test)."""
     python, why = vllm_python()
     if python is None:
         if os.environ.get("CI", "").lower() == "true":
@@ -42,13 +45,13 @@ def vllm_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     fleet.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def vllm(vllm_fleet: Fleet) -> VllmServer:
-    """The session's one real vLLM."""
+    """The tier's one real vLLM (``vllm_fleet.servers(2)`` gives a second box next to it)."""
     return vllm_fleet.servers(1)[0]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def block_size(vllm: VllmServer) -> int:
     """Tokens per KV-cache block (vllm:cache_config_info): prefix hits come in whole blocks."""
     size = vllm_metrics.parse(vllm.metrics()).block_size
@@ -56,8 +59,8 @@ def block_size(vllm: VllmServer) -> int:
     return size
 
 
-@pytest.fixture(scope="session")
-def cloud_fake_session() -> Iterator[RunningFake]:
+@pytest.fixture(scope="package")
+def tier_cloud() -> Iterator[RunningFake]:
     fake = start_in_thread("cloud", api_key=CLOUD_KEY, model=CLOUD_MODEL)
     yield fake
     fake.stop()
@@ -75,10 +78,10 @@ def real_config(vllm_url: str, cloud_url: str, local: dict[str, Any] | None = No
     return config.model_copy(update={"backends": {**config.backends, "local": backend}})
 
 
-@pytest.fixture(scope="session")
-def real_proxy(vllm: VllmServer, cloud_fake_session: RunningFake) -> Iterator[ProxyServer]:
+@pytest.fixture(scope="package")
+def real_proxy(vllm: VllmServer, tier_cloud: RunningFake) -> Iterator[ProxyServer]:
     """The proxy in front of the real vLLM. Its rows accumulate: tests find theirs by
     the ``x-request-id`` the proxy answers with."""
-    server = ProxyServer(real_config(vllm.url, cloud_fake_session.url))
+    server = ProxyServer(real_config(vllm.url, tier_cloud.url))
     yield server
     server.stop()

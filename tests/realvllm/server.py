@@ -3,7 +3,7 @@
 ``install.sh`` builds the venv (outside the repository, cached), ``tiny_model.py`` the
 model (cached next to the venv, keyed by the script's hash), ``cpu-recipe.yaml`` holds
 the server's arguments, read with the router's own recipe code. :class:`Fleet` starts
-as many servers as a session asks for (a prefix-affinity test wants two), each once,
+as many servers as the tier asks for (a prefix-affinity test wants two), each once,
 all at the same time, and stops them at the end.
 """
 
@@ -151,7 +151,7 @@ def start_server(python: Path, model_dir: Path, log_dir: Path, name: str) -> Vll
 
 
 class Fleet:
-    """The session's vLLM servers: :meth:`servers` starts the missing ones, in parallel."""
+    """The tier's vLLM servers: :meth:`servers` starts the missing ones, in parallel."""
 
     def __init__(self, python: Path, model_dir: Path, log_dir: Path) -> None:
         self.python, self.model_dir, self.log_dir = python, model_dir, log_dir

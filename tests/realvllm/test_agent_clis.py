@@ -80,9 +80,9 @@ def _check_run(proc: Any, proxy: ProxyServer, vllm: VllmServer, before: tuple[fl
 
 
 def test_codex_one_turn(
-    vllm: VllmServer, cloud_fake_session: RunningFake, trap: RunningRecorder, tmp_path: Path
+    vllm: VllmServer, tier_cloud: RunningFake, trap: RunningRecorder, tmp_path: Path
 ) -> None:
-    proxy = text_proxy(vllm, cloud_fake_session)
+    proxy = text_proxy(vllm, tier_cloud)
     try:
         home, workdir = _dirs(tmp_path)
         env = codex_env(home, proxy.base_url, KEY, "auto", trap_url=trap.trap_url)
@@ -94,11 +94,11 @@ def test_codex_one_turn(
         proxy.stop()
 
 
-def test_claude_code_one_turn(vllm: VllmServer, cloud_fake_session: RunningFake, tmp_path: Path) -> None:
+def test_claude_code_one_turn(vllm: VllmServer, tier_cloud: RunningFake, tmp_path: Path) -> None:
     """Claude Code asks for adaptive thinking; the tiny model never closes a thought, so with
     thinking on its whole reply is reasoning and Claude Code prints nothing. The backend is
     set to ``thinking: off`` (as an operator may): Claude Code gets text to print."""
-    proxy = text_proxy(vllm, cloud_fake_session, thinking="off")
+    proxy = text_proxy(vllm, tier_cloud, thinking="off")
     try:
         home, workdir = _dirs(tmp_path)
         env = claude_env(home, proxy.url, KEY)

@@ -81,9 +81,9 @@ def _prompt_tokens_seen(vllm: VllmServer) -> float:
 
 
 @pytest.fixture
-def misnamed_proxy(vllm: VllmServer, cloud_fake_session: RunningFake) -> Iterator[ProxyServer]:
+def misnamed_proxy(vllm: VllmServer, tier_cloud: RunningFake) -> Iterator[ProxyServer]:
     """A local backend whose model name the server does not serve (an operator's typo)."""
-    server = ProxyServer(real_config(vllm.url, cloud_fake_session.url, local={"model": "tiny-typo"}))
+    server = ProxyServer(real_config(vllm.url, tier_cloud.url, local={"model": "tiny-typo"}))
     yield server
     server.stop()
 
