@@ -1,6 +1,7 @@
 """The low-confidence policy as a measured choice: offload share against misroutes.
 
     .venv/bin/python bench/classifier_confidence.py [--weights PATH] [FILE.jsonl ...]
+    .venv/bin/python bench/classifier_confidence.py --held-out roles_en_v1 agents_langs_v1
 
 Why: with ``routing.confidence_floor`` the proxy sends a prediction whose top probability is
 below the floor to ``routing.default`` (the local box). Uncertain maths, reasoning and writing
@@ -17,6 +18,11 @@ predictions does to the share of requests served locally and to the misroutes of
   uncertain call between maths and reasoning still goes to the cloud);
 - ``cloud`` (floor f): below f, the cloud.
 
+With ``--held-out SET ...`` the requests are hand-written training sets, each scored by a model
+fitted on the packaged recipe without it (needs scikit-learn; one fit per set): new traffic for
+that model, without touching the sealed sets. The probabilities are always those of the request
+the policy classifies (a tool-loop turn's task: ``classifier.data.generate.decision_view``).
+
 A misroute is a request whose route differs from its gold intent's route; ``cloud->local`` are
 cloud work served by the local box (the quality risk), ``local->cloud`` local work paid for in
 the cloud (the cost).
@@ -27,11 +33,23 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
+from classifier.data.generate import decision_view
 from classifier.model import INTENTS, IntentModel, route_of
-from classifier.train import SEALED_DIR, load_jsonl
+from classifier.train import (
+    DEFAULT_C,
+    DEFAULT_DATA,
+    DEFAULT_MIN_DF,
+    HANDWRITTEN_DIR,
+    SEALED_DIR,
+    Example,
+    fit_model,
+    handwritten_files,
+    load_jsonl,
+)
 
 FLOORS = (0.4, 0.5, 0.6)
 MARGINS = (0.05, 0.1, 0.2)
+LEAN_SHARES = (0.4, 0.45)
 
 Proba = dict[str, float]
 Policy = Callable[[Proba], str]
@@ -68,6 +86,32 @@ def class_policy(floor: float) -> Policy:
     return decide
 
 
+def lean_policy(floor: float, share: float) -> Policy:
+    """Below the floor, the cloud when the cloud intents hold at least ``share`` of the
+    probability (a cloud request answered by the local box costs its quality; a local one
+    served by the cloud, money)."""
+
+    def decide(p: Proba) -> str:
+        if max(p.values()) >= floor:
+            return top_route(p)
+        return "cloud" if sum(v for k, v in p.items() if route_of(k) == "cloud") >= share else "local"
+
+    return decide
+
+
+def cloud_top_policy(floor: float) -> Policy:
+    """Below the floor, the cloud when the top intent is cloud work, else the route holding
+    more probability (an uncertain guess at maths stays cloud work even when coding and tools
+    together hold more)."""
+
+    def decide(p: Proba) -> str:
+        if max(p.values()) >= floor or top_route(p) == "cloud":
+            return top_route(p)
+        return mass_route(p)
+
+    return decide
+
+
 def mass_route(p: Proba) -> str:
     """The route whose intents hold more probability in total."""
     return "cloud" if sum(v for k, v in p.items() if route_of(k) == "cloud") > 0.5 else "local"
@@ -79,6 +123,8 @@ def policies() -> list[tuple[str, Policy]]:
         out.append((f"default, floor {f}", default_policy(f)))
         out += [(f"margin {m}, floor {f}", margin_policy(f, m)) for m in MARGINS]
         out.append((f"class, floor {f}", class_policy(f)))
+        out += [(f"lean {share}, floor {f}", lean_policy(f, share)) for share in LEAN_SHARES]
+        out.append((f"cloud top, floor {f}", cloud_top_policy(f)))
         out.append((f"cloud, floor {f}", cloud_policy(f)))
     return out
 
@@ -94,21 +140,57 @@ def score(policy: Policy, probas: Sequence[Proba], gold: Sequence[str]) -> tuple
     return local / n, (c2l + l2c) / n, c2l, l2c, n
 
 
+def probabilities(model: IntentModel, examples: Sequence[Example]) -> list[Proba]:
+    """Each class's probability for the request the policy classifies."""
+    assert set(model.classes) == set(INTENTS)
+    out = []
+    for e in examples:
+        request = decision_view(e.request) if isinstance(e.request, dict) else e.request
+        out.append(dict(zip(model.classes, model.predict_proba(request), strict=True)))
+    return out
+
+
+def held_out(names: Sequence[str]) -> tuple[list[Example], list[Proba]]:
+    """The hand-written sets ``names``, each scored by the recipe fitted without it."""
+    corpus = load_jsonl(DEFAULT_DATA)
+    files = {path.stem: (load_jsonl(path), weight) for path, weight in handwritten_files()}
+    examples: list[Example] = []
+    probas: list[Proba] = []
+    for name in names:
+        if name not in files:
+            raise SystemExit(f"no hand-written set {name!r} in {HANDWRITTEN_DIR}")
+        train = list(corpus)
+        weights = [1.0] * len(corpus)
+        for other, (part, weight) in files.items():
+            if other != name:
+                train += part
+                weights += [weight] * len(part)
+        model = fit_model(train, DEFAULT_C, DEFAULT_MIN_DF, sample_weight=weights)
+        examples += files[name][0]
+        probas += probabilities(model, files[name][0])
+    return examples, probas
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", help="labelled JSONL (default: the sealed sets)")
     ap.add_argument("--weights", default=None)
-    args = ap.parse_args(argv)
-    files = args.files or sorted(str(p) for p in SEALED_DIR.glob("*.jsonl"))
-    model = IntentModel.load(args.weights)
-    examples = [e for f in files for e in load_jsonl(f)]
-    probas = [dict(zip(model.classes, model.predict_proba(e.request), strict=True)) for e in examples]
-    gold = [e.intent for e in examples]
-    assert set(model.classes) == set(INTENTS)
-    gold_local = sum(route_of(g) == "local" for g in gold) / len(gold)
-    print(
-        f"weights {model.version}; {len(gold)} requests from {len(files)} files; gold local share {gold_local:.3f}"
+    ap.add_argument(
+        "--held-out", nargs="+", metavar="SET", help="hand-written sets, each scored by the recipe without it"
     )
+    args = ap.parse_args(argv)
+    if args.held_out:
+        examples, probas = held_out(args.held_out)
+        print(f"held-out recipe fits; {', '.join(args.held_out)}")
+    else:
+        files = args.files or sorted(str(p) for p in SEALED_DIR.glob("*.jsonl"))
+        model = IntentModel.load(args.weights)
+        examples = [e for f in files for e in load_jsonl(f)]
+        probas = probabilities(model, examples)
+        print(f"weights {model.version}; {len(files)} files")
+    gold = [e.intent for e in examples]
+    gold_local = sum(route_of(g) == "local" for g in gold) / len(gold)
+    print(f"{len(gold)} requests; gold local share {gold_local:.3f}")
     for f in FLOORS:
         below = sum(max(p.values()) < f for p in probas)
         print(f"  below floor {f}: {below} ({below / len(gold):.1%})")

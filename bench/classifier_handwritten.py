@@ -5,19 +5,22 @@
     .venv/bin/python bench/classifier_handwritten.py --external /tmp/public.jsonl  # + public sets
 
 The packaged weights are trained on the generated corpus plus every hand-written request in
-``classifier/data/handwritten/`` (``classifier.train.packaged_recipe``). Each English agent set
-there (``agents_en_v*.jsonl``) was written by a separate hand that never saw the others, so
-leaving one out of training and scoring it says how the recipe does on traffic written by
-someone it never learnt from. For each such set this prints route accuracy as the proxy decides
-(``Policy.decide`` with the packaged config) of
+``classifier/data/handwritten/`` (``classifier.train.packaged_recipe``). Each set there was
+written by a separate hand that never saw the others, so leaving one out of training and scoring
+it says how the recipe does on traffic written by someone it never learnt from. For each set
+(``--sets NAME ...`` for some of them; ``--agents`` for the agent-shaped ones: ``agents_*`` and
+``roles_*``) this prints route accuracy as the proxy decides (``Policy.decide`` with the
+packaged config) of
 
 * ``corpus``: trained on the generated corpus alone (the baseline, fitted in the same run);
+  (``--no-corpus`` skips it: one fit less, the column reads 0);
 * ``recipe``: trained on the corpus and every *other* hand-written file, at the recipe's weights
   (or ``--english-weight`` / ``--other-weight`` for the files in other languages).
 
 Then the sets never trained on (``classifier/data/sealed/``, and ``--external`` public prompt
 sets from ``python -m classifier.external --out FILE``) scored by both models trained on
-everything. About 1 minute on 2 cores (a fit takes ~5 s).
+everything. One fit per set and two more: a few minutes on an idle 2-core machine (a fit takes
+5-10 s there), much longer on a busy one.
 """
 
 from __future__ import annotations
@@ -51,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--english-weight", type=float, help="weight of an English hand-written request")
     ap.add_argument("--other-weight", type=float, help="weight of a request in the files in other languages")
     ap.add_argument("--external", type=Path, help="public prompt sets (classifier.external --out)")
+    ap.add_argument("--sets", nargs="+", metavar="NAME", help="leave out only these sets (file stems)")
+    ap.add_argument("--agents", action="store_true", help="leave out only the agent-shaped sets")
+    ap.add_argument("--no-sealed", action="store_true", help="do not score the sealed sets")
+    ap.add_argument("--no-corpus", action="store_true", help="skip the corpus-alone baseline (one fit less)")
     args = ap.parse_args(argv)
     corpus = load_jsonl(DEFAULT_DATA)
     files: dict[str, tuple[list[Example], float]] = {}
@@ -64,22 +71,31 @@ def main(argv: list[str] | None = None) -> int:
     listed = ", ".join(f"{name} x{w:g}" for name, (_, w) in files.items())
     print(f"hand-written training files: {listed}")
 
-    baseline = fit([(corpus, 1.0)])
-    held_out = sorted(
-        (n for n in files if n.startswith("agents_en_v")), key=lambda n: int(n[len("agents_en_v") :])
-    )
+    baseline = None if args.no_corpus else fit([(corpus, 1.0)])
+
+    def score(model: IntentModel | None, examples: list[Example]) -> int:
+        return routed_correctly(model, examples) if model is not None else 0
+
+    held_out = [
+        name
+        for name in files
+        if (not args.sets or name in args.sets)
+        and (not args.agents or name.startswith(("agents_", "roles_")))
+    ]
     print(f"\n{'left out':<22} {'n':>4} {'corpus':>8} {'recipe':>8}   (route accuracy, never trained on it)")
     totals = [0, 0, 0]
     for name in held_out:
         rest = [part for other, part in files.items() if other != name]
         examples = files[name][0]
         model = fit([(corpus, 1.0), *rest])
-        before, after = routed_correctly(baseline, examples), routed_correctly(model, examples)
+        before, after = score(baseline, examples), routed_correctly(model, examples)
         totals = [totals[0] + len(examples), totals[1] + before, totals[2] + after]
         print(f"{name:<22} {len(examples):4d} {before / len(examples):8.3f} {after / len(examples):8.3f}")
     n, before, after = totals
     print(f"{'pooled':<22} {n:4d} {before / n:8.3f} {after / n:8.3f}   ({before} and {after} of {n})")
 
+    if args.no_sealed:
+        return 0
     recipe = fit([(corpus, 1.0), *files.values()])
     never = {p.stem: load_jsonl(p) for p in sorted(SEALED_DIR.glob("*.jsonl"))}
     if args.external:
@@ -88,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             never[f"public {source}"] = [e for e in public if e.source == source]
     print(f"\n{'never trained on':<22} {'n':>4} {'corpus':>8} {'recipe':>8}   (both trained on everything)")
     for name, examples in never.items():
-        a, b = routed_correctly(baseline, examples), routed_correctly(recipe, examples)
+        a, b = score(baseline, examples), routed_correctly(recipe, examples)
         print(
             f"{name:<22} {len(examples):4d} {a / len(examples):8.3f} {b / len(examples):8.3f}   ({a} and {b})"
         )

@@ -115,7 +115,6 @@ _CREW_ENDINGS = ("\n\nBegin! This is VERY important to you", "\n\nProvide your c
 # Retrieval prompts: the question follows the retrieved context.
 _RAG_CONTEXT = ("Context information is below", "---------------------", "<documents>", "<context>")
 _RAG_QUESTION = re.compile(r"(?:^|\n)\s*(?:Query|Question|QUESTION|Frage|Pregunta|Question posée)\s*[:：]\s*")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # Words that point at pasted material, per language (lower-case substrings).
 _POINTERS = (
     "this",
@@ -204,6 +203,11 @@ _CODE_STARTS = ("def ", "class ", "if ", "for ", "while ", "elif ", "with ", "as
 # The first line of a list of items: "- x", "* x", "1. x", "1) x".
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+\S")
 MAX_ASK = 600  # an ask longer than this is mostly payload: keep its head as the ask
+# Pasted data (f18): rows of a table, a CSV export, a log. A line that starts with a date or a
+# time, or a run of lines with the same count of separators (commas, tabs, pipes).
+_STAMPED = re.compile(r"\s*\[?\d{2,4}[-/:.]\d{1,2}")
+MIN_DATA_ROWS = 3
+_LOG_LINE = (-1, -1, -1)
 
 
 class Ask(NamedTuple):
@@ -316,7 +320,56 @@ def _closing_question(ask: str, rest: str) -> tuple[str, str]:
     return ask, rest
 
 
+def _row_shape(line: str) -> tuple[int, int, int] | None:
+    """A line's separator counts when it can be a row of pasted data, else None."""
+    if len(line) > 400:
+        return None
+    if _STAMPED.match(line):
+        return _LOG_LINE  # a log line: whatever its separators
+    shape = (line.count(","), line.count("\t"), line.count("|"))
+    return shape if shape[0] >= 2 or shape[1] >= 1 or shape[2] >= 2 else None
+
+
+def _data_rows(lines: list[str]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of at least MIN_DATA_ROWS rows of pasted data."""
+    runs: list[tuple[int, int]] = []
+    start, shape = 0, None
+    for i, line in enumerate(lines):
+        row = _row_shape(line)
+        if row is not None and row == shape:
+            continue
+        if shape is not None and i - start >= MIN_DATA_ROWS:
+            runs.append((start, i))
+        start, shape = i, row
+    if shape is not None and len(lines) - start >= MIN_DATA_ROWS:
+        runs.append((start, len(lines)))
+    return runs
+
+
+def _without_rows(ask: str, payload: str) -> tuple[str, str]:
+    """Rows of pasted data left in an ask ("<CSV export>\nShould we buy the savings plan?")
+    move to the payload; the lines around them stay the ask (unless nothing else is left)."""
+    if ask.count("\n") < MIN_DATA_ROWS:
+        return ask, payload
+    lines = ask.split("\n")
+    runs = _data_rows(lines)
+    if not runs:
+        return ask, payload
+    in_rows = {i for start, end in runs for i in range(start, end)}
+    around = "\n".join(line for i, line in enumerate(lines) if i not in in_rows).strip()
+    if not around:
+        return ask, payload
+    rows = "\n".join(lines[i] for i in sorted(in_rows))
+    return around, rows + "\n" + payload if payload else rows
+
+
 def split_payload(text: str) -> tuple[str, str]:
+    """``(ask, payload)`` of a user's text outside code fences (see :func:`_split_text`), rows
+    of pasted data (a table, a CSV export, a log) left in the ask moved to the payload."""
+    return _without_rows(*_split_text(text))
+
+
+def _split_text(text: str) -> tuple[str, str]:
     """``(ask, payload)`` of a user's text outside code fences (``find_ask`` takes those out).
 
     - A line ending with a colon early in the text, that points at material ("Summarise
@@ -428,174 +481,3 @@ def find_ask(text: str) -> Ask:
     if fenced:
         payload = fenced + "\n" + payload if payload else fenced
     return Ask(ask, payload, kind)
-
-
-# ----------------------------------------------------------------------------- redirections
-# Explicit redirections change the task the wrapper implies: "no code yet, solve this first",
-# "don't call any tools", "not a code question", "just plan". Each becomes a feature the model
-# can weigh against the agent's context. Written as phrases, lower-case, per language.
-REDIRECTS: dict[str, tuple[str, ...]] = {
-    "nocode": (
-        "no code",
-        "not a code question",
-        "not a coding question",
-        "not about the code",
-        "not related to the code",
-        "unrelated to the code",
-        "unrelated to the repo",
-        "nothing to do with the code",
-        "forget the code",
-        "don't write code",
-        "don't write any code",
-        "do not write code",
-        "do not write any code",
-        "without writing code",
-        "without code",
-        "don't change the code",
-        "don't change any code",
-        "don't touch the code",
-        "don't edit",
-        "do not edit",
-        "don't modify",
-        "before touching the code",
-        "on paper",
-        "not a code change",
-        "ignore the code",
-        "don't create any files",
-        "not asking about the code",
-        "ohne code",
-        "kein code",
-        "keine codeänderung",
-        "nicht um den code",
-        "abseits vom code",
-        "nichts am code",
-        "pas de code",
-        "sans code",
-        "sans modifier le code",
-        "pas une question de code",
-        "sans toucher au code",
-        "sin código",
-        "sin tocar el código",
-        "nada de código",
-        "no es de código",
-        "no toques el código",
-        "sem código",
-        "não mexe no código",
-        "sem alterar",
-        "não é sobre o código",
-        "não mexa no código",
-        "не про код",
-        "без кода",
-        "не меняй",
-        "ничего не меняй",
-        "не трогай код",
-        "не про программирование",
-        "跟代码无关",
-        "与代码无关",
-        "和代码无关",
-        "别改代码",
-        "不要改代码",
-        "先别改代码",
-        "不用写代码",
-        "不要写代码",
-        "コードとは関係ない",
-        "コードは変えない",
-        "コードは書かない",
-        "コードは触らない",
-        "コードと関係ない",
-        "코드랑 상관없는",
-        "코드와 상관없는",
-        "코드는 건드리지",
-        "코드 말고",
-        "코드와 관계없는",
-    ),
-    "notools": (
-        "don't call any tools",
-        "don't call tools",
-        "don't use any tools",
-        "don't use tools",
-        "no tools",
-        "without tools",
-        "without using tools",
-        "don't run anything",
-        "don't run any",
-        "do not run",
-        "don't use the terminal",
-        "do not use the terminal",
-        "don't look anything up",
-        "don't search",
-        "keine tools",
-        "nichts ausführen",
-        "sans outils",
-        "n'exécute rien",
-        "sin herramientas",
-        "no ejecutes",
-        "sem ferramentas",
-        "não rode nada",
-        "не запускай",
-        "без инструментов",
-        "не используй инструменты",
-        "不要调用工具",
-        "不用调用工具",
-        "别调用工具",
-        "ツールを使わ",
-        "도구를 쓰지",
-        "도구 없이",
-    ),
-    "think": (
-        "just plan",
-        "only plan",
-        "plan only",
-        "just think",
-        "just reason",
-        "your judgement",
-        "your judgment",
-        "thought experiment",
-        "before implementing",
-        "don't implement",
-        "do not implement",
-        "no need to implement",
-        "just answer",
-        "nur nachdenken",
-        "keine umsetzung",
-        "réfléchis d'abord",
-        "solo piensa",
-        "só pensa",
-        "просто подумай",
-        "сначала подумай",
-        "先想清楚",
-        "考えるだけ",
-        "생각만",
-    ),
-}
-
-
-def _anchor(phrase: str) -> str:
-    """The word of a phrase that must be among the ask's tokens for the phrase to be looked for:
-    its longest word, or, for Chinese/Japanese/Korean (read as character bigrams), its first two
-    characters."""
-    if _CJK.search(phrase):
-        return phrase.replace(" ", "")[:2]
-    return max(phrase.replace("'", " ").split(), key=len)
-
-
-def _redirect_index() -> dict[str, tuple[tuple[str, str], ...]]:
-    index: dict[str, list[tuple[str, str]]] = {}
-    for flag, phrases in REDIRECTS.items():
-        for phrase in phrases:
-            index.setdefault(_anchor(phrase), []).append((phrase, flag))
-    return {k: tuple(v) for k, v in index.items()}
-
-
-REDIRECT_INDEX = _redirect_index()
-REDIRECT_ANCHORS = frozenset(REDIRECT_INDEX)
-
-
-def redirections(lower: str, words: set[str]) -> set[str]:
-    """The redirection flags of an ask (``lower``: the lower-cased ask; ``words``: its tokens).
-    Only the phrases whose anchor word is present are searched for."""
-    anchors = words & REDIRECT_ANCHORS
-    if not anchors:
-        return set()
-    lower = lower.replace("’", "'")
-    return {flag for a in anchors for phrase, flag in REDIRECT_INDEX[a] if phrase in lower}

@@ -160,7 +160,7 @@ def leave_one_source_out(
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="offload eval", description="Evaluate the intent classifier.")
     ap.add_argument("file", help="labelled JSONL")
     ap.add_argument("--weights", default=None, help="JSON weights (default: packaged)")
@@ -191,19 +191,41 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FIELD",
         help="also print accuracy per value of a line's FIELD (format, language, intent, group; repeatable)",
     )
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _print_loso(examples: Sequence[Example], c: float, min_df: int) -> None:
+    all_gold: list[str] = []
+    all_pred: list[str] = []
+    for source, gold, pred in leave_one_source_out(examples, c, min_df):
+        r_acc = route_accuracy(gold, pred)
+        print(
+            f"held-out source {source:<14} n={len(gold):5d}  intent acc={accuracy(gold, pred):.3f}  route acc={r_acc:.3f}"
+        )
+        all_gold += gold
+        all_pred += pred
+    print(report("leave-one-source-out (pooled)", all_gold, all_pred))
+
+
+def _print_errors(examples: Sequence[Example], pred: list[str], routes: list[str] | None, limit: int) -> None:
+    """Up to ``limit`` misclassified ids, each saying whether the route was wrong too."""
+    decided_routes = routes if routes is not None else [route_of(p) for p in pred]
+    wrong = [
+        (e.id, e.intent, p, r)
+        for e, p, r in zip(examples, pred, decided_routes, strict=True)
+        if e.intent != p or route_of(e.intent) != r
+    ]
+    for ex_id, g, p, r in wrong[:limit]:
+        print(
+            f"  {ex_id}: gold={g} pred={p} route={r} ({'ROUTE ERROR' if route_of(g) != r else 'same route'})"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     examples = load_jsonl(args.file)
     if args.loso:
-        all_gold: list[str] = []
-        all_pred: list[str] = []
-        for source, gold, pred in leave_one_source_out(examples, args.C, args.min_df):
-            r_acc = route_accuracy(gold, pred)
-            print(
-                f"held-out source {source:<14} n={len(gold):5d}  intent acc={accuracy(gold, pred):.3f}  route acc={r_acc:.3f}"
-            )
-            all_gold += gold
-            all_pred += pred
-        print(report("leave-one-source-out (pooled)", all_gold, all_pred))
+        _print_loso(examples, args.C, args.min_df)
         return 0
     model = IntentModel.load(args.weights)
     routes: list[str] | None = None  # the proxy's routes with --policy, else each intent's route
@@ -223,16 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(by_field(examples, pred, by, routes))
     if args.errors:
-        decided_routes = routes if routes is not None else [route_of(p) for p in pred]
-        wrong = [
-            (e.id, e.intent, p, r)
-            for e, p, r in zip(examples, pred, decided_routes, strict=True)
-            if e.intent != p or route_of(e.intent) != r
-        ]
-        for ex_id, g, p, r in wrong[: args.errors]:
-            print(
-                f"  {ex_id}: gold={g} pred={p} route={r} ({'ROUTE ERROR' if route_of(g) != r else 'same route'})"
-            )
+        _print_errors(examples, pred, routes, args.errors)
     return 0
 
 

@@ -25,7 +25,10 @@ LEXICONS: dict[str, frozenset[str]] = {
         induction fraction digits dice die coin coins lattice infinity infinite asymptotic minimize maximize minimum
         maximum dx dy ode differential frac calculus algebra arithmetic congruence congruent modular residue
         hypotenuse parabola ellipse tangent chord theorem conjecture diophantine fibonacci factorise factorize
-        derive derives derived derivation derivations analytically analytic asymptotics
+        derive derives derived derivation derivations analytically analytic asymptotics invariant invariants
+        amortized amortised closed-form qed counterexample formally
+        induktion gegenbeispiel herleiten herleitung leite formal récurrence prouve prouver dérive dériver
+        formellement inducción demuéstrame demostración demostrar contraejemplo formalmente
         numerically decimals decimal sigma σ ∫ √ ∑ ≡ ≤ ≥ beweise beweis wahrscheinlichkeit gleichung primzahl
         primzahlen berechne integrals ableitung würfel teilbar démontre démontrer démonstration probabilité
         équation intégrale entier entiers dérivée calcule calcula calcular probabilidad ecuación demuestra
@@ -43,7 +46,15 @@ LEXICONS: dict[str, frozenset[str]] = {
         abwägen vor nachteile folgen énigme logique conséquences raisonne raisonnement menteur acertijo lógica
         razona razonamiento miente consecuencias ventajas desventajas
         causa causas causales explicación explicaciones analiza analizar porqué ursache ursachen warum analysiere
-        pourquoi explique hypothèse"""),
+        pourquoi explique hypothèse
+        worth decide decision choose prioritise prioritize estimate estimated estimates rough roughly ballpark
+        capacity headroom breakeven break-even sensitivity feasible feasibility viable risk threat threats
+        attacker adversary mitigate mitigation compliant compliance lawful legal liable liability permissible
+        regulation regulatory obligations conflicting contradict contradictory reconcile synthesize synthesise
+        diagnose weighing defensible tenable
+        empfiehl empfehlung entscheide entscheidung abschätzen schätze risiko bedrohung sollten lohnt
+        recommande recommandation décide décision estime estimation risque menace devrions vaut
+        recomienda recomendación decide decisión estima estimación riesgo amenaza deberíamos vale"""),
     "writing": word_set("""blog post article essay story stories novel chapter poem poetry verse speech keynote eulogy toast press
         release copy copywriting landing headline tagline slogan newsletter brand voice tone narrative draft
         compose words op ed script campaign marketing manifesto storytelling memoir linkedin tweets catalogue
@@ -52,12 +63,18 @@ LEXICONS: dict[str, frozenset[str]] = {
         announcing long form longform blogartikel artikel geschichte rede schreibe schreib werbetext wörter
         rédige écris communiqué histoire discours article mots récit escribe redacta cuento ensayo artículo
         discurso palabras historia haiku limerick sonnet ode fable anecdote obituary blurb vows lullaby"""),
-    "instruction": word_set("""extract json yaml csv reformat classify classification label labels categorize categorise sentiment
-        summarize summarise summary tl dr tldr bullet bullets rewrite rephrase shorten translate translation grammar
-        spelling proofread parse normalize normalise markdown lowercase uppercase snake_case paraphrase bulleted
-        formal informal concise fasse zusammen zusammenfassung übersetze
-        formatiere extrais reformule résume traduis clasifica convierte resume traduce extrae etiquetas
-        reescribe"""),
+    "instruction": word_set("""extract reformat classify classification label labels categorize categorise sentiment
+        summarize summarise summary tl dr tldr rewrite rephrase shorten translate translation translated grammar
+        spelling proofread proofreading typos typo parse normalize normalise lowercase uppercase snake_case paraphrase
+        formal informal concise fasse zusammen zusammenfassung übersetze übersetzen übersetzung korrekturlesen
+        rechtschreibung korrigiere korrigier zeichensetzung grammatik tippfehler formatiere extrais reformule résume traduis traduire traduction relis relire orthographe
+        clasifica convierte resume traduce traducir traducción revisa ortografía extrae etiquetas reescribe"""),
+    # The shape of an answer (f18): bullets, tables, JSON, a template to fill in. A formatting
+    # constraint rides on any ask ("recommend one option, in three bullets"), so these words
+    # are counted apart from the instruction verbs: they say how to answer, not what is asked.
+    "form": word_set("""json yaml csv bullet bullets bulleted markdown table tables column columns row rows template
+        fill numbered checklist format formatted bullet-point sentences sentence paragraph paragraphs schema
+        tabelle stichpunkte aufzählung tableau puces colonnes tabla viñetas columnas"""),
     "coding": word_set("""function functions code bug bugs fix error errors exception refactor test tests unit pytest jest compile
         compiler build ci lint linter api endpoint handler class method variable type types typescript python
         javascript golang rust java sql query regex bash shell docker dockerfile kubernetes git commit merge rebase
@@ -65,7 +82,9 @@ LEXICONS: dict[str, frozenset[str]] = {
         leak segfault panic crash import module package dependency npm pip cargo migration schema index docstring
         docstrings implement implementation debug compile runtime config yaml makefile cli sdk library framework
         def return self const elif fn func struct impl println console var lambda void static boolean nullptr
-        fehler funktion klasse fonction corrige corriger código función clase prueba pruebas"""),
+        fehler funktion klasse fonction corrige corriger código función clase prueba pruebas
+        terraform helm ansible pulumi cloudformation manifest manifests kubectl k8s nginx systemd workflow
+        pipeline hcl iac deployment ingress k0s cronjob"""),
     "tools": word_set("""weather forecast schedule meeting calendar event book booking reserve reservation flight flights email
         mail slack remind reminder order orders refund tracking price quote stock currency ticket crm contact wetter
         termin erstelle buche sende bestellung réserve envoie rendez commande météo busca pedido reserva envía
@@ -87,37 +106,50 @@ LEXICONS: dict[str, frozenset[str]] = {
         fichiers renomme déplace supprime carpeta directorio archivo archivos renombra mueve elimina borra"""),
 }
 
-# Chinese, Japanese, Russian and Brazilian Portuguese (f12). CJK entries are two-character words
+# Chinese, Japanese, Russian and Brazilian Portuguese (f12), and Korean (f18: Hangul is read as
+# character bigrams too). CJK entries are two-character words
 # because CJK text is matched by its character bigrams (features.cjk_bigrams); katakana loan
 # words appear as a distinctive bigram of theirs (エラ for エラー, テス for テスト). Generic verbs
 # ("write": 写/書く/напиши/escreva) are left out: coding asks for writing as often as prose does.
 _MORE: dict[str, str] = {
-    "math": """积分 导数 微分 极限 级数 收敛 证明 定理 素数 质数 整除 概率 期望 方差 方程 多项式 矩阵 行列
+    "math": """증명 확률 적분 미분 방정 행렬 극한 소수 기댓 분산 부등
+        归纳 反例 推导 帰納 導出 귀납 반례 유도 индукции индукция индукцией докажите контрпример
+        выведи вывести формально indução demonstração contraexemplo deduza
+        积分 导数 微分 极限 级数 收敛 证明 定理 素数 质数 整除 概率 期望 方差 方程 多项式 矩阵 行列
         向量 不等 对数 几何 面积 体积 半径 递推 归纳 骰子 硬币 组合 排列 求解 整数 積分 極限 証明 確率 期待 面積 体積
         интеграл интеграла производная производную предел ряд докажи доказать доказательство теорема теорему
         простое простых делится вероятность вероятности уравнение уравнения матрица матрицы многочлен
         неравенство площадь вычисли найдите кубика кубики монеты integral derivada limite série prove provar
         demonstre teorema primo primos divisível probabilidade equação equações matriz polinômio desigualdade
         área calcule moeda moedas""",
-    "coding": """代码 报错 错误 异常 调试 重构 测试 单元 编译 接口 变量 类型 模块 依赖 部署 脚本 正则 修复 注释
+    "coding": """코드 버그 수정 함수 에러 오류 테스 리팩 컴파 배포 모듈 변수 클래 테라 쿠버 スク 構成 деплой манифест
+        代码 报错 错误 异常 调试 重构 测试 单元 编译 接口 变量 类型 模块 依赖 部署 脚本 正则 修复 注释
         仓库 提交 合并 分支 関数 例外 実装 修正 変数 エラ テス バグ デバ код функция функцию функции ошибка ошибку ошибки
         исправь исправить баг тест тесты рефакторинг класс метод переменная компиляция репозиторий коммит
         código função erro erros corrija corrigir teste testes refatore refatorar classe método variável
         compilação repositório""",
-    "tools": """天气 预订 预约 订单 退款 邮件 发送 提醒 日历 会议 航班 汇率 天気 予約 注文 返金 送信 会議 為替 погода погоду
+    "tools": """예약 날씨 메일 이메 주문 환불 일정 회의 항공 알림 전송 조회
+        天气 预订 预约 订单 退款 邮件 发送 提醒 日历 会议 航班 汇率 天気 予約 注文 返金 送信 会議 為替 погода погоду
         забронируй бронь заказ заказа возврат письмо отправь напомни встречу встреча календарь рейс previsão
         reserve reserva pedido reembolso envie mande lembrete reunião agenda voo cotação""",
-    "instruction": """提取 格式 总结 摘要 翻译 分类 改写 润色 表格 标签 情感 要点 抽出 形式 要約 翻訳 分類 箇条 извлеки формат
-        формате кратко резюме переведи классифицируй перепиши таблицу extraia formato resuma resumo traduza
-        classifique reescreva tabela""",
-    "fileops": """文件 目录 文件夹 移动 复制 删除 重命名 ファイ フォル 削除 移動 コピ папка папку папке файл файлы файла
+    "instruction": """번역 요약 추출 분류 교정 맞춤 띄어 校对 校正 纠错 错别 翻成 校閲 誤字 脱字 添削 вычитай вычитать
+        опечатки орфографию revise revisão ortografia traduzir
+        提取 格式 总结 摘要 翻译 分类 改写 润色 标签 情感 抽出 要約 翻訳 分類 извлеки формат
+        формате кратко резюме переведи классифицируй перепиши extraia formato resuma resumo traduza
+        classifique reescreva""",
+    "fileops": """파일 폴더 디렉 삭제 이동 복사 이름
+        文件 目录 文件夹 移动 复制 删除 重命名 ファイ フォル 削除 移動 コピ папка папку папке файл файлы файла
         каталог переименуй перемести удали скопируй pasta arquivo arquivos diretório renomeie mova exclua apague""",
-    "reasoning": """逻辑 推理 谜题 真话 假话 说谎 分析 权衡 利弊 原因 因果 假设 策略 决策 推断 論理 推論 正直 長所 短所 仮説 戦略
+    "reasoning": """분석 추론 논리 전략 장단 원인 가설 판단 결정 추천 권장 위험 리스 检讨 评估 推荐 建议 风险 决定 选择 判断 評価 推奨 リス 検討
+        оцени оценка рекомендуй порекомендуй риск стоит решение avalie recomende recomendação risco vale decisão
+        逻辑 推理 谜题 真话 假话 说谎 分析 权衡 利弊 原因 因果 假设 策略 决策 推断 論理 推論 正直 長所 短所 仮説 戦略
         логика загадка головоломка лжец правду рассуждай рассуждение анализ проанализируй плюсы минусы
         причины последствия гипотеза стратегия lógica enigma charada mentiroso verdade raciocine raciocínio
         analise análise prós contras causas consequências hipótese estratégia""",
-    "writing": """文章 博客 散文 故事 小说 诗歌 演讲 新闻 文案 品牌 口号 营销 推广 剧本 记事 記事 物語 小説 演説 広告 宣伝 статью
+    "writing": """블로 기사 소설 에세 연설 슬로 광고 홍보 보도 이야
+        文章 博客 散文 故事 小说 诗歌 演讲 新闻 文案 品牌 口号 营销 推广 剧本 记事 記事 物語 小説 演説 広告 宣伝 статью
         статья блог пост эссе рассказ историю роман стихотворение речь релиз рекламный бренд слоган artigo
         ensaio conto história romance poema discurso texto marca slogan""",
+    "form": """표로 표를 항목 목록 形式 表格 列表 要点 箇条 表形 таблиц таблицу список пункты tabela tópicos""",
 }
 LEXICONS = {name: words | word_set(_MORE.get(name, "")) for name, words in LEXICONS.items()}

@@ -41,7 +41,7 @@ SEALED_DIR = DATA_DIR / "sealed"  # never trained on: what the packaged weights 
 # in 240 (bench/classifier_handwritten.py --other-weight 1 prints it).
 ENGLISH_WEIGHT = 1.0
 MULTILINGUAL_WEIGHT = 3.0
-MULTILINGUAL_FILES = ("chat_*.jsonl", "agents_multi_*.jsonl")
+MULTILINGUAL_FILES = ("chat_*.jsonl", "agents_multi_*.jsonl", "agents_langs_*.jsonl")
 DEFAULT_C = 1.0
 DEFAULT_MIN_DF = 2
 DEFAULT_LABEL_WEIGHT = 5.0
@@ -160,7 +160,7 @@ def fit_model(
     return IntentModel.from_json(export(clf, vec))
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="offload train", description="Train the intent classifier.")
     ap.add_argument(
         "--data",
@@ -186,7 +186,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--C", type=float, default=DEFAULT_C, help="inverse L2 strength")
     ap.add_argument("--min-df", type=int, default=DEFAULT_MIN_DF)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _training_data(args: argparse.Namespace) -> tuple[list[Example], list[float], list[str]]:
+    """The examples ``args`` name, the weight of each, and the names of their files."""
+    if args.data:
+        examples = [e for p in args.data for e in load_jsonl(p)]
+        return examples, [1.0] * len(examples), [Path(p).name for p in args.data]
+    examples, weights = packaged_recipe()
+    names = [DEFAULT_DATA.name] + [f"{HANDWRITTEN_DIR.name}/{p.name} x{w:g}" for p, w in handwritten_files()]
+    return examples, weights, names
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if not args.data and not DEFAULT_DATA.exists():
         # An installed wheel carries the weights only; the corpus lives in the checkout.
         print(f"no training corpus at {DEFAULT_DATA}: pass --data FILE.jsonl", file=sys.stderr)
@@ -196,15 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         print("pass --out PATH: only the packaged recipe rebuilds the packaged weights", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out is not None else DEFAULT_OUT
-    if args.data:
-        examples = [e for p in args.data for e in load_jsonl(p)]
-        weights = [1.0] * len(examples)
-        data = [Path(p).name for p in args.data]
-    else:
-        examples, weights = packaged_recipe()
-        data = [DEFAULT_DATA.name] + [
-            f"{HANDWRITTEN_DIR.name}/{p.name} x{w:g}" for p, w in handwritten_files()
-        ]
+    examples, weights, data = _training_data(args)
     labels = [e for p in args.labels for e in load_jsonl(p)]
     # A team label is rare and exactly what the team means: it counts label_weight times.
     examples += labels

@@ -9,7 +9,7 @@ import pytest
 
 from router.fake.spark_engine import Engine, SparkSpec, block_hashes
 from router.forward.admission import ADMIT, KV, SPILL, TTFT, WAIT, EndpointLoad, Rate
-from router.forward.vllm_load import kv_capacity_from_metrics
+from router.forward.vllm_metrics import parse
 
 
 def load(**kw: object) -> EndpointLoad:
@@ -109,8 +109,8 @@ def test_kv_capacity_comes_from_vllms_cache_config_info() -> None:
         "# TYPE vllm:cache_config_info gauge\n"
         'vllm:cache_config_info{block_size="16",cache_dtype="auto",num_gpu_blocks="51562"} 1.0\n'
     )
-    assert kv_capacity_from_metrics(text) == 51562 * 16
-    assert kv_capacity_from_metrics("vllm:num_requests_running 1\n") is None
+    assert parse(text).kv_tokens == 51562 * 16
+    assert parse("vllm:num_requests_running 1\n").kv_tokens is None
 
 
 def test_learned_rates_converge_on_the_simulated_boxs_true_rates_within_15_percent() -> None:

@@ -1,5 +1,5 @@
 """Tests of finding the ask inside agents' wrappers and separating it from pasted material
-(classifier/ask.py, features.view), and of the split corpus generator (classifier/data/).
+(classifier/ask.py, classifier/view.py), and of the split corpus generator (classifier/data/).
 
 Run: .venv/bin/python -m pytest tests/test_classifier_ask.py -q
 """
@@ -13,11 +13,13 @@ from typing import Any
 import orjson
 import pytest
 
-from classifier.ask import find_ask, redirections, split_payload
+from classifier.ask import find_ask, split_payload
 from classifier.data import generate
 from classifier.data.rand import Rand
 from classifier.data.wrappers import WRAPPERS, fim, wrap
-from classifier.features import extract, tokens, view
+from classifier.features import extract, tokens
+from classifier.redirects import redirections
+from classifier.view import view
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT_REQUESTS = ROOT / "tests" / "data" / "agent_requests"
@@ -283,6 +285,33 @@ def test_openhands_workspace_blocks_are_wrapper() -> None:
 def test_pasted_material_is_payload(text: str, ask: str, in_payload: str) -> None:
     found = find_ask(text)
     assert found.ask == ask and in_payload in found.payload
+
+
+def test_rows_of_pasted_data_are_payload_wherever_the_ask_sits() -> None:
+    """A CSV export, a table or a log pasted without a blank line or an introduction around a
+    one-line ask is payload (f18): the ask is the lines around the rows, before or after them."""
+    rows = "\n".join(f"2026-{m:02d},compute,eu-west-1,{1200 + 37 * m}" for m in range(1, 13))
+    ask = "Should we buy the savings plan or stay on demand? Recommend one."
+    for text in (
+        f"month,service,region,usd\n{rows}\n{ask}",
+        f"{ask}\nmonth,service,region,usd\n{rows}",
+        f"Our bill export.\n{rows}\n{ask}",
+    ):
+        found = find_ask(text)
+        assert ask in found.ask and "eu-west-1" not in found.ask, text
+        assert "2026-12,compute" in found.payload
+    log = "\n".join(f"[03:{m:02d}] fridge B at {4 + m / 10:.1f}°C, door open" for m in range(8))
+    found = find_ask(f"Why did the alarm fire twice? Judge from the log.\n{log}")
+    assert found.ask == "Why did the alarm fire twice? Judge from the log." and "fridge" in found.payload
+    table = "| plan | price |\n|---|---|\n| basic | 9 |\n| pro | 29 |"
+    assert (
+        find_ask(f"{table}\nwhich plan should a team of five pick?").ask
+        == "which plan should a team of five pick?"
+    )
+    # Two lines with commas are not a table, and rows alone are not an ask taken away.
+    prose = "fix the parser\nit fails on a,b,c\nand on x,y,z\nthanks"
+    assert find_ask(prose).ask == prose
+    assert find_ask(rows).ask != ""
 
 
 def test_problem_statements_and_code_lines_are_not_payload() -> None:

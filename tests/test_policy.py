@@ -238,8 +238,13 @@ def test_low_confidence_goes_where_most_of_the_probability_lies():
     split = Unsure(coding=0.36, math=0.33, reasoning=0.31)
     d = decide(policy(split), chat("x"))  # the default policy: route
     assert (d.route, d.backend, d.intent, d.reason) == ("cloud", "cloud", "coding", "low_confidence")
-    local = decide(policy(Unsure(math=0.40, coding=0.30, tools=0.30)), chat("x"))
-    assert (local.route, local.intent) == ("local", "math")
+    # Top intent maths (cloud), coding and tools together more: the guess at maths stays cloud
+    # work (a maths question answered by the local box is the costlier mistake).
+    cloud = decide(policy(Unsure(math=0.40, coding=0.30, tools=0.30)), chat("x"))
+    assert (cloud.route, cloud.intent, cloud.reason) == ("cloud", "math", "low_confidence")
+    # Top intent tools (local), the rest spread over cloud intents that together hold less.
+    local = decide(policy(Unsure(tools=0.45, coding=0.10, math=0.25, writing=0.20)), chat("x"))
+    assert (local.route, local.intent) == ("local", "tools")
     assert decide(policy(split, low_confidence="default"), chat("x")).route == "local"
     assert decide(policy(split, low_confidence="intent"), chat("x")).route == "local"
     assert decide(policy(Unsure(coding=0.4, tools=0.6)), chat("x")).reason == "classifier"  # above the floor

@@ -23,7 +23,8 @@ from router.config import KIND_APIS, BackendConfig, Config, HealthConfig
 from router.forward.admission import EndpointLoad
 from router.forward.breaker import CLOSED, HALF_OPEN, PROBE, Breaker
 from router.forward.shared import LocalSlots, Slots
-from router.forward.vllm_load import kv_capacity_from_metrics, parse_vllm_load
+from router.forward.vllm_metrics import KV_USAGE, RUNNING, WAITING
+from router.forward.vllm_metrics import parse as parse_metrics
 from router.redact import redact_url
 
 log = logging.getLogger("offload.backends")
@@ -41,6 +42,10 @@ class Endpoint:
     kv_cache_usage: float = 0.0
     # Its account in tokens, when its backend admits by time to first token (max_ttft_s).
     load: EndpointLoad | None = None
+    prefix_cache_hits: float | None = None  # vllm:prefix_cache_hits_total (tokens), from /metrics
+    prefix_cache_queries: float | None = None
+    cache_block_size: int | None = None  # vllm:cache_config_info's block_size
+    metrics_missing: tuple[str, ...] = ()  # families the router reads that /metrics lacks
 
     @property
     def up(self) -> bool:
@@ -289,6 +294,10 @@ class Backend:
                     "running": e.running,
                     "waiting": e.waiting,
                     "kv_cache_usage": e.kv_cache_usage,
+                    "prefix_cache_hits": e.prefix_cache_hits,
+                    "prefix_cache_queries": e.prefix_cache_queries,
+                    "cache_block_size": e.cache_block_size,
+                    "metrics_missing": list(e.metrics_missing),
                     **({"admission": e.load.state(time.monotonic())} if e.load is not None else {}),
                 }
                 for e in self.endpoints
@@ -442,9 +451,24 @@ class Pool:
                 text = await resp.text()
         except (aiohttp.ClientError, TimeoutError, OSError):
             return
-        gauges = parse_vllm_load(text)
-        endpoint.waiting = gauges.get("vllm:num_requests_waiting", 0.0)
-        endpoint.running = gauges.get("vllm:num_requests_running", 0.0)
-        endpoint.kv_cache_usage = gauges.get("vllm:kv_cache_usage_perc", 0.0)
-        if endpoint.load is not None:  # vLLM's own KV size beats the configured kv_tokens
-            endpoint.load.kv_capacity = kv_capacity_from_metrics(text) or endpoint.load.kv_capacity
+        metrics = parse_metrics(text)
+        endpoint.waiting = metrics.load.get(WAITING, 0.0)
+        endpoint.running = metrics.load.get(RUNNING, 0.0)
+        endpoint.kv_cache_usage = metrics.load.get(KV_USAGE, 0.0)
+        endpoint.prefix_cache_hits, endpoint.prefix_cache_queries = (
+            metrics.prefix_hits,
+            metrics.prefix_queries,
+        )
+        endpoint.cache_block_size = metrics.block_size
+        if metrics.missing != endpoint.metrics_missing:
+            endpoint.metrics_missing = metrics.missing
+            if metrics.missing:
+                # Loud, once per change: a renamed family would otherwise read as "idle".
+                log.warning(
+                    "vLLM endpoint %s: /metrics lacks %s (renamed or removed in this vLLM "
+                    "version?): read as 0 / unknown until it is back",
+                    redact_url(endpoint.url),
+                    ", ".join(metrics.missing),
+                )
+        if endpoint.load is not None and metrics.kv_tokens:  # vLLM's own KV size beats kv_tokens
+            endpoint.load.kv_capacity = metrics.kv_tokens

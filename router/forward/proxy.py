@@ -34,7 +34,7 @@ from router.forward.call import Call, Outcome, Served, route_headers
 from router.forward.prefix_hints import keys as prefix_keys
 from router.forward.response_ids import ResponseOwners
 from router.forward.streaming import RelayResponse, cancel_on_disconnect
-from router.forward.vllm_load import queue_full
+from router.forward.vllm_metrics import queue_full
 
 log = logging.getLogger("offload.proxy")
 

@@ -1,0 +1,268 @@
+"""Round 6's kinds of routing error, each in the three APIs' bodies, decided as the proxy decides.
+
+Every case is a whole request as a client sends it: a Chat Completions body of a coding agent
+(an agent's system prompt and its standing tool list), the recorded Codex request (OpenAI
+Responses) and the recorded Claude Code request (Anthropic Messages), with the user's sentence
+replaced, each first turn and mid tool loop. ``Policy.decide`` reads it through the real
+dialect's view with the packaged config and weights, as ``POST /offload/route`` does.
+
+The kinds (not the sentences of any evaluation set): what the ask demands decides, whatever
+the session it sits in, the shape of the answer it wants or the material pasted around it —
+a judgement, an estimate or a decision is cloud work, and so is a proof or a derivation asked
+inside a repository; formatting, editing and implementing stay local, in every language.
+
+Run: .venv/bin/python -m pytest tests/test_classifier_demands.py -q
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from classifier.model import IntentModel
+from router.config import load_config
+from router.decide.policy import Decision, Policy
+from router.dialects import CHAT, MESSAGES, RESPONSES
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT_REQUESTS = ROOT / "tests" / "data" / "agent_requests"
+APIS = ("chat", "responses", "messages")
+
+_AGENT_SYSTEM = (
+    "You are a coding agent working in the user's repository. You can read and edit files, run "
+    "commands in a sandboxed shell and search the code. Keep changes minimal, run the tests after "
+    "editing, and explain what you changed."
+)
+_AGENT_TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": {"type": "object"}},
+    }
+    for name, description in (
+        ("execute_bash", "Execute a bash command in the terminal."),
+        ("str_replace_editor", "View, create and edit files with string replacement."),
+        ("read_file", "Read a file of the repository."),
+        ("write_file", "Write a file of the repository."),
+        ("grep", "Search the repository with a regular expression."),
+        ("list_dir", "List a directory."),
+        ("think", "Think about the task without acting."),
+        ("finish", "Finish the task and report to the user."),
+    )
+]
+
+
+@cache
+def _policy() -> Policy:
+    return Policy(load_config(str(ROOT / "config" / "router.yaml")), IntentModel.load())
+
+
+def _recorded(name: str) -> dict[str, Any]:
+    return orjson.loads((AGENT_REQUESTS / f"{name}.json").read_bytes())["body"]
+
+
+def chat_body(ask: str, loop: bool) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": _AGENT_SYSTEM},
+        {"role": "user", "content": ask},
+    ]
+    if loop:
+        call = {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "list_dir", "arguments": '{"path": "."}'},
+        }
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "README.md\nsrc/\ntests/\ndocs/"},
+        ]
+    return {"model": "auto", "messages": messages, "tools": _AGENT_TOOLS, "stream": True}
+
+
+def responses_body(ask: str, loop: bool) -> dict[str, Any]:
+    """The recorded Codex request (its developer, skills and environment turns, its tools)."""
+    body = copy.deepcopy(_recorded("codex_tool_result" if loop else "codex_task"))
+    body["input"][3]["content"][0]["text"] = ask
+    return body
+
+
+def messages_body(ask: str, loop: bool) -> dict[str, Any]:
+    """The recorded Claude Code request (its reminders, system prompt and 24 tools)."""
+    body = copy.deepcopy(_recorded("claude_tool_result" if loop else "claude_task"))
+    body["messages"][0]["content"][1]["text"] = ask
+    return body
+
+
+BODIES = {
+    "chat": (chat_body, CHAT),
+    "responses": (responses_body, RESPONSES),
+    "messages": (messages_body, MESSAGES),
+}
+
+
+def decide(api: str, ask: str, loop: bool = False) -> Decision:
+    build, dialect = BODIES[api]
+    body = build(ask, loop)
+    return _policy().decide(body, None, len(orjson.dumps(body)), dialect)
+
+
+def _check(api: str, ask: str, route: str, loop: bool) -> None:
+    decision = decide(api, ask, loop)
+    assert decision.route == route, f"{api}{' mid tool loop' if loop else ''}: {decision} for {ask!r}"
+
+
+def _cases(cases: list[tuple[str, str]]) -> list[Any]:
+    return [
+        pytest.param(api, ask, route, id=f"{api}-{i}") for api in APIS for i, (ask, route) in enumerate(cases)
+    ]
+
+
+def _table(rows: int) -> str:
+    lines = ["month,service,region,usd"]
+    for i in range(rows):
+        lines.append(
+            f"2026-{1 + i % 12:02d},{('compute', 'storage', 'egress', 'db')[i % 4]},eu-west-1,{1200 + 37 * i}"
+        )
+    return "\n".join(lines)
+
+
+# A judgement asked inside a coding agent's session whose user forbids edits.
+NO_EDITS = [
+    (
+        "Don't change any code. Looking at how the queue workers retry today, is it safe to move the"
+        " payment webhooks onto the same cluster, or should they stay isolated? I want your judgement.",
+        "cloud",
+    ),
+    (
+        "no edits please — just weigh it up: keep the monolith's shared database for another year, or split"
+        " the billing tables out before the audit? recommend one",
+        "cloud",
+    ),
+    (
+        "Don't touch anything else: rename fetchUser to loadUser across the repo and update the tests.",
+        "local",
+    ),
+]
+
+# A formatting constraint on a judgement, an estimate or a decision.
+FORMATTED = [
+    (
+        "Should we move the nightly batch jobs from on-demand to spot instances? Give me exactly three bullets:"
+        " the risk, the saving, your recommendation.",
+        "cloud",
+    ),
+    (
+        "Fill in this table for self-hosting Postgres versus a managed service — columns: option, monthly cost"
+        " estimate, operational risk, verdict — and say which one you would pick for a team of four.",
+        "cloud",
+    ),
+    (
+        "Reformat the changelog entries in docs/CHANGES.md as a markdown table with columns version, date, summary.",
+        "local",
+    ),
+]
+
+# A one-line ask in a long pasted payload.
+PAYLOAD = [
+    (
+        "Here is last year's cloud bill by month.\n" + _table(40) + "\n\nWhich two line items should we cut"
+        " first to get under budget next year, and what is the risk of each? Recommend.",
+        "cloud",
+    ),
+    (_table(40) + "\n\nConvert these rows to JSON lines with the same keys.", "local"),
+]
+
+# Proofs and exact derivations asked inside a repository session.
+PROOFS = [
+    (
+        "Prove that the expected number of levels visited by search() in our skip list is O(log n), then put"
+        " the bound in a doc comment on search().",
+        "cloud",
+    ),
+    (
+        "Derive the exact probability that two of our 64 shard keys collide when we hash 1,000 tenants, as a"
+        " closed form; I'll add it to docs/sharding.md myself.",
+        "cloud",
+    ),
+    ("Add a doc comment to search() in skiplist.py describing its parameters and return value.", "local"),
+]
+
+# Agent traffic in other languages: translation and proofreading are instruction work, a
+# routine step of a booking loop is tool work, infrastructure as code is coding, an
+# architecture decision is reasoning.
+LANGUAGES = [
+    (
+        "Übersetze die Release Notes in docs/RELEASE.md ins Englische, Formatierung bitte beibehalten.",
+        "local",
+    ),
+    (
+        "Corrige les fautes d'orthographe et de grammaire dans le paragraphe d'introduction du README.",
+        "local",
+    ),
+    (
+        "Reserva la sala Atlántico para el jueves a las 10:00 para seis personas y envía la invitación.",
+        "local",
+    ),
+    ("Terraform で staging 用の S3 バケットを追加して、バージョニングを有効にしてください。", "local"),
+    (
+        "我们的订单服务应该继续用同步调用，还是改成消息队列？请权衡一下一致性、延迟和运维成本，给出你的建议。",
+        "cloud",
+    ),
+    ("Докажи, что функция merge в нашем коде всегда сохраняет отсортированность, по индукции.", "cloud"),
+    (
+        "이 두 캐시 전략 중 어느 쪽을 선택해야 할까요? 장단점을 분석하고 추천해 주세요. 코드는 건드리지 말고요.",
+        "cloud",
+    ),
+    (
+        "Escreva um post de blog de 800 palavras anunciando o novo modo offline para os nossos clientes.",
+        "cloud",
+    ),
+]
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(NO_EDITS))
+def test_a_judgement_in_a_session_that_forbids_edits(api: str, ask: str, route: str, loop: bool) -> None:
+    _check(api, ask, route, loop)
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(FORMATTED))
+def test_a_formatting_constraint_does_not_make_a_judgement_a_format_task(
+    api: str, ask: str, route: str, loop: bool
+) -> None:
+    _check(api, ask, route, loop)
+
+
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(PAYLOAD))
+def test_a_one_line_ask_in_a_long_payload_decides(api: str, ask: str, route: str) -> None:
+    _check(api, ask, route, False)
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(PROOFS))
+def test_a_proof_asked_in_a_repository_session_is_maths(api: str, ask: str, route: str, loop: bool) -> None:
+    _check(api, ask, route, loop)
+
+
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(LANGUAGES))
+def test_agent_traffic_in_other_languages(api: str, ask: str, route: str) -> None:
+    _check(api, ask, route, False)
+
+
+def test_the_bodies_are_agent_shaped() -> None:
+    """The three bodies carry what makes a session a coding agent's: a system prompt and a
+    standing tool list (more than a task's few tools); a tool-loop turn is decided by its task."""
+    from classifier.view import FEW_TOOLS
+
+    for api, (build, dialect) in BODIES.items():
+        view = dialect.view(build("hello", False))
+        assert len(view["tools"]) > FEW_TOOLS, api
+        assert any(m.get("role") in ("system", "developer") for m in view["messages"]), api
+        assert decide(api, "prove that there are infinitely many primes", loop=True).reason == "tool_loop", (
+            api
+        )
