@@ -22,7 +22,6 @@ What keeps it harmless:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 import random
@@ -119,8 +118,7 @@ class ShadowRuns:
         backend = self.pool.backends[arm]
         this = asyncio.current_task()
         assert this is not None
-        facts = dataclasses.replace(
-            call.facts,
+        facts = call.facts._replace(
             request_id=os.urandom(16).hex(),
             started_at=datetime.now(UTC),
             t0=time.perf_counter(),
