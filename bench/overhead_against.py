@@ -34,7 +34,9 @@ def run(checkout: Path, args: list[str], out: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--base", type=Path, required=True, help="the other checkout (with its .venv)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("rest", nargs="*", help="options for bench/overhead.py (after --)")
@@ -59,7 +61,9 @@ def main() -> None:
         for side in ("base", "this"):
             ratios = [r["rps"]["proxy"] / r["rps"]["direct"] for r in runs[side]]
             rps = statistics.median(r["rps"]["proxy"] for r in runs[side])
-            print(f"throughput {side}: {rps:,.0f} req/s proxied, ratio to direct {statistics.median(ratios):.3f}")
+            print(
+                f"throughput {side}: {rps:,.0f} req/s proxied, ratio to direct {statistics.median(ratios):.3f}"
+            )
 
 
 if __name__ == "__main__":
