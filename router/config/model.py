@@ -11,6 +11,7 @@ from router.config.sections import (
     BackendConfig,
     ConfigError,
     DatabaseConfig,
+    GateConfig,
     HealthConfig,
     RoutingConfig,
     ServerConfig,
@@ -27,6 +28,7 @@ class Config(_Strict):
     routing: RoutingConfig = RoutingConfig()
     health: HealthConfig = HealthConfig()
     state: StateConfig | None = None  # shared by the replicas through Redis
+    gate: GateConfig = GateConfig()  # `offload gate` (router.gate)
 
     @model_validator(mode="before")
     @classmethod

@@ -29,15 +29,17 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    MAX_EVENT_BYTES,
+    UNREADABLE,
     Adapted,
     Dialect,
     StreamRelay,
     Usage,
     Whole,
-    count,
     event_data,
     event_name,
     events_of,
+    sane_usage,
     sse_event,
     type_of,
     upstream_model,
@@ -96,6 +98,8 @@ class Messages(Dialect):
     def for_backend(self, out: dict[str, Any], backend: Backend) -> bool:
         if backend.kind == "vllm":
             _for_vllm(out)
+            if backend.config.strip_billing_header:
+                _strip_billing_header(out)
         else:
             _for_anthropic(out)
         return False
@@ -112,9 +116,9 @@ class Messages(Dialect):
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:
-            return Whole(None)
+            return UNREADABLE
         if not isinstance(doc, dict):
-            return Whole(None)
+            return UNREADABLE
         usage = doc.get("usage")
         return Whole(
             messages_usage(usage) if isinstance(usage, dict) else None,
@@ -123,7 +127,7 @@ class Messages(Dialect):
         )
 
     def relay(self, backend: Backend, client_wants_usage: bool, want_text: bool) -> StreamRelay:
-        return MessagesRelay(want_text)
+        return MessagesRelay(want_text, backend.config.max_event_bytes)
 
 
 class CountTokens(Messages):
@@ -149,10 +153,15 @@ class CountTokens(Messages):
         return False
 
 
-def messages_usage(usage: dict[str, Any]) -> Usage:
-    cache_read = count(usage.get("cache_read_input_tokens"))
-    prompt = count(usage.get("input_tokens")) + count(usage.get("cache_creation_input_tokens")) + cache_read
-    return Usage(prompt, count(usage.get("output_tokens")), cache_read)
+def messages_usage(usage: dict[str, Any]) -> Usage | None:
+    """Anthropic counts input in three parts (uncached, cache writes, cache reads); the
+    report's prompt is their sum, with the reads as its cached part."""
+    tokens = sane_usage(usage.get("input_tokens"), usage.get("output_tokens"))
+    cache = sane_usage(usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens"))
+    if tokens is None or cache is None:
+        return None
+    reads, writes = cache.prompt, cache.completion
+    return Usage(tokens.prompt + writes + reads, tokens.completion, reads)
 
 
 # ------------------------------------------------------------ the view
@@ -204,6 +213,28 @@ def _for_vllm(out: dict[str, Any]) -> None:
     _filter_blocks(
         out, lambda block: type_of(block) in _VLLM_REFUSED_BLOCKS or _foreign_thinking(block, True)
     )
+
+
+# Claude Code's first system block: `x-anthropic-billing-header: cc_version=…; cc_entrypoint=…;
+# cch=…;`, the cch part new on every request in the versions that send it. Anthropic reads it;
+# to vLLM it is text at the very front of the prompt, so every turn would miss the prefix
+# cache from its first block on (a 60K-token turn: ~85 s of prefill instead of ~1 s).
+_BILLING_HEADER = "x-anthropic-billing-header:"
+
+
+def _strip_billing_header(out: dict[str, Any]) -> None:
+    """The billing header out of ``system`` (a list of blocks, or a string's first line)."""
+    system = out.get("system")
+    if isinstance(system, list):
+        kept = [
+            b
+            for b in system
+            if not (isinstance(b, dict) and str(b.get("text", "")).lstrip().startswith(_BILLING_HEADER))
+        ]
+        if len(kept) != len(system):
+            out["system"] = kept
+    elif isinstance(system, str) and system.lstrip().startswith(_BILLING_HEADER):
+        out["system"] = system.lstrip().partition("\n")[2]
 
 
 def _for_anthropic(out: dict[str, Any]) -> None:
@@ -264,8 +295,8 @@ def _content_text(content: Any) -> str:
 class MessagesRelay(StreamRelay):
     """A Messages stream: events pass through as they are; lifecycle events are read."""
 
-    def __init__(self, want_text: bool) -> None:
-        super().__init__(want_text)
+    def __init__(self, want_text: bool, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
+        super().__init__(want_text, max_event_bytes)
         self.open_block: int | None = None  # index of a content block started and not stopped
         self._usage: dict[str, Any] = {}
         self._blocks: dict[int, list[str]] = {}  # stored text: index -> [name or "", pieces...]

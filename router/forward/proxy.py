@@ -30,14 +30,11 @@ from router.dialects import Adapted, StreamRelay, Usage, Whole
 from router.errors import ProxyError, SecretMask, normalise_upstream_error
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.forward.call import Call, Outcome, Served
+from router.forward.headers import relayed_headers, route_headers
 from router.forward.response_ids import ResponseOwners
 from router.forward.streaming import RelayResponse, cancel_on_disconnect
 
 log = logging.getLogger("offload.proxy")
-
-# Upstream headers a client needs to back off as the upstream asks (SDKs honour them).
-_RELAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry")
-_RELAYED_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
 
 
 class UpstreamFailure(Unavailable):
@@ -183,8 +180,14 @@ class Forwarder:
                 committed = True  # the stream owns the slot from here
                 return self._stream(call, trail, backend, endpoint, response, first, adapted)
             data = await self._read_whole(backend, response)
+            whole = call.dialect.whole(data, call.wants_text) if response.status < 400 else None
+            if whole is not None and not whole.readable:
+                # Nothing reached the client yet: the next candidate may answer properly.
+                raise UpstreamFailure(
+                    "malformed_answer", f"{backend.name}: HTTP {response.status} with no JSON answer"
+                )
             backend.report(endpoint, ok=True)
-            return self._whole(call, trail, backend, response, data)
+            return self._whole(call, trail, backend, response, data, whole)
         except UpstreamFailure as exc:
             if exc.blames_backend:
                 backend.report(endpoint, ok=False)
@@ -337,17 +340,22 @@ class Forwarder:
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _whole(
-        self, call: Call, trail: _Trail, backend: Backend, response: aiohttp.ClientResponse, data: bytes
+        self,
+        call: Call,
+        trail: _Trail,
+        backend: Backend,
+        response: aiohttp.ClientResponse,
+        data: bytes,
+        whole: Whole | None,
     ) -> Response:
         status = response.status
-        if status >= 400:
+        if whole is None:
             data = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
             # A rejected request generated (and bills) nothing.
             self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
         else:
-            whole = call.dialect.whole(data, call.wants_text)
             if whole.response_id is not None:
-                self.owners.remember(whole.response_id, backend.name)
+                self.owners.remember(whole.response_id, backend.name, call.facts.client)
             self._settle(call, trail, status, whole.usage, text=whole.text, response_id=whole.response_id)
         media = response.headers.get("Content-Type", "application/json")
         headers = {**relayed_headers(response), **route_headers(call, trail.served)}
@@ -418,9 +426,9 @@ class Forwarder:
         error_type: str | None,
     ) -> None:
         if relay.response_id is not None:
-            self.owners.remember(relay.response_id, backend.name)
+            self.owners.remember(relay.response_id, backend.name, call.facts.client)
         if relay.errored and error_type is None:
-            error_type = "stream_error"
+            error_type = relay.failure or "stream_error"
         self._settle(
             call,
             trail,
@@ -468,24 +476,3 @@ def _own_failure(backend: Backend) -> UpstreamFailure:
     return UpstreamFailure(
         "proxy_resources", "the proxy is out of descriptors or memory", blames_backend=False
     )
-
-
-def relayed_headers(response: aiohttp.ClientResponse) -> dict[str, str]:
-    """The upstream's back-off headers (Retry-After, rate-limit state), for the client's SDK."""
-    return {
-        name: value
-        for name, value in response.headers.items()
-        if (lower := name.lower()) in _RELAYED_HEADERS or lower.startswith(_RELAYED_PREFIXES)
-    }
-
-
-def route_headers(call: Call, served: Served | None) -> dict[str, str]:
-    headers = {
-        "x-offload-route": served.backend if served else "none",
-        "x-offload-intent": call.decision.intent or "none",
-        "x-offload-fallback": "1" if served and served.fallback else "0",
-        "x-request-id": call.facts.request_id,
-    }
-    if served and served.thinking_note:
-        headers["x-offload-thinking"] = served.thinking_note
-    return headers
