@@ -26,18 +26,15 @@ from starlette.types import Receive
 
 from router.config import CapacityConfig
 from router.decide.policy import PINNED
-from router.dialects import Adapted, Usage, Whole
+from router.dialects import Adapted, StreamRelay, Usage, Whole
 from router.errors import ProxyError, SecretMask, normalise_upstream_error
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.forward.call import Call, Outcome, Served
+from router.forward.headers import relayed_headers, route_headers
 from router.forward.response_ids import ResponseOwners
 from router.forward.streaming import RelayResponse, cancel_on_disconnect
 
 log = logging.getLogger("offload.proxy")
-
-# Upstream headers a client needs to back off as the upstream asks (SDKs honour them).
-_RELAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry")
-_RELAYED_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
 
 
 class UpstreamFailure(Unavailable):
@@ -60,6 +57,7 @@ class _Trail:
 
     served: Served | None = None
     failures: list[Unavailable] = field(default_factory=list)
+    last_error: tuple[int, bytes, dict[str, str]] | None = None  # the last 5xx/408, kept to relay
 
 
 class Forwarder:
@@ -140,7 +138,6 @@ class Forwarder:
         if not candidates:
             return self._refuse(call, trail, self._unserved(call))
         failures = trail.failures
-        last_error: tuple[int, bytes, dict[str, str]] | None = None
         previous: Backend | None = None
         for backend in candidates:
             if previous is not None:
@@ -151,58 +148,65 @@ class Forwarder:
             except Unavailable as exc:
                 failures.append(exc)
                 continue
-            committed = False
-            response: aiohttp.ClientResponse | None = None
-            try:
-                adapted = call.dialect.adapt(call.body, backend, call.client_model)
-                streaming = call.facts.stream
-                deadline = _deadline(backend, streaming)
-                response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
-                if response.status >= 500 or response.status == 408:
-                    # Worth another backend; keep the answer in case none is left.
-                    last_error = (
-                        response.status,
-                        await self._read_error(response),
-                        relayed_headers(response),
-                    )
-                    backend.report(endpoint, ok=False)
-                    failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
-                    continue
-                trail.served = Served(
-                    backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(failures)
+            answer = await self._try(call, trail, backend, endpoint)
+            if answer is not None:
+                return answer
+        return self._no_backend(call, trail)
+
+    async def _try(self, call: Call, trail: _Trail, backend: Backend, endpoint: Endpoint) -> Response | None:
+        """One attempt on ``endpoint`` (a slot held): the answer, or None to try the next
+        candidate (the failure noted in ``trail``)."""
+        committed = False
+        response: aiohttp.ClientResponse | None = None
+        try:
+            adapted = call.dialect.adapt(call.body, backend, call.client_model)
+            deadline = _deadline(backend, call.facts.stream)
+            response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
+            if response.status >= 500 or response.status == 408:
+                # Worth another backend; keep the answer in case none is left.
+                trail.last_error = (
+                    response.status,
+                    await self._read_error(response),
+                    relayed_headers(response),
                 )
-                if streaming and response.status == 200:
-                    first = await self._first_chunk(backend, response, deadline)
-                    committed = True  # the stream owns the slot from here
-                    return self._stream(call, trail, backend, endpoint, response, first, adapted)
-                data = await self._read_whole(backend, response)
-                whole = call.dialect.whole(data, call.wants_text) if response.status < 400 else None
-                if whole is not None and not whole.readable:
-                    # Nothing reached the client yet: the next candidate may answer properly.
-                    raise UpstreamFailure(
-                        "malformed_answer", f"{backend.name}: HTTP {response.status} with no JSON answer"
-                    )
-                backend.report(endpoint, ok=True)
-                return self._whole(call, trail, backend, response, data, whole)
-            except UpstreamFailure as exc:
-                if exc.blames_backend:
-                    backend.report(endpoint, ok=False)
-                failures.append(exc)
-            except AnswerTooLarge:
-                backend.report(endpoint, ok=True)  # it answered; the answer is the problem
-                limit = backend.config.max_response_bytes
-                message = (
-                    f"the answer of backend {backend.name!r} is larger than its max_response_bytes ({limit})"
+                backend.report(endpoint, ok=False)
+                trail.failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
+                return None
+            trail.served = Served(
+                backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(trail.failures)
+            )
+            if call.facts.stream and response.status == 200:
+                first = await self._first_chunk(backend, response, deadline)
+                committed = True  # the stream owns the slot from here
+                return self._stream(call, trail, backend, endpoint, response, first, adapted)
+            data = await self._read_whole(backend, response)
+            whole = call.dialect.whole(data, call.wants_text) if response.status < 400 else None
+            if whole is not None and not whole.readable:
+                # Nothing reached the client yet: the next candidate may answer properly.
+                raise UpstreamFailure(
+                    "malformed_answer", f"{backend.name}: HTTP {response.status} with no JSON answer"
                 )
-                return self._refuse(call, trail, ProxyError(502, message, code="upstream_answer_too_large"))
-            finally:
-                if not committed:
-                    # Also on cancellation (client gone): closing the connection,
-                    # not pooling it, is what makes vLLM abort the request.
-                    if response is not None:
-                        response.close()
-                    backend.release(endpoint)
-        return self._no_backend(call, trail, last_error)
+            backend.report(endpoint, ok=True)
+            return self._whole(call, trail, backend, response, data, whole)
+        except UpstreamFailure as exc:
+            if exc.blames_backend:
+                backend.report(endpoint, ok=False)
+            trail.failures.append(exc)
+            return None
+        except AnswerTooLarge:
+            backend.report(endpoint, ok=True)  # it answered; the answer is the problem
+            limit = backend.config.max_response_bytes
+            message = (
+                f"the answer of backend {backend.name!r} is larger than its max_response_bytes ({limit})"
+            )
+            return self._refuse(call, trail, ProxyError(502, message, code="upstream_answer_too_large"))
+        finally:
+            if not committed:
+                # Also on cancellation (client gone): closing the connection,
+                # not pooling it, is what makes vLLM abort the request.
+                if response is not None:
+                    response.close()
+                backend.release(endpoint)
 
     def _candidates(self, call: Call) -> list[Backend]:
         chain = self.pool.candidates(call.decision.backend, call.dialect.api)
@@ -371,21 +375,7 @@ class Forwarder:
         relay = call.dialect.relay(backend, adapted.client_wants_usage, call.wants_text)
 
         def settle(status: int, error_type: str | None = None) -> None:
-            if relay.response_id is not None:
-                self.owners.remember(relay.response_id, backend.name, call.facts.client)
-            if relay.errored and error_type is None:
-                error_type = relay.failure or "stream_error"
-            self._settle(
-                call,
-                trail,
-                status,
-                relay.usage,
-                error_type=error_type,
-                completion_estimate=relay.events,
-                text=relay.text(),
-                ttft_ms=ttft_ms,
-                response_id=relay.response_id,
-            )
+            self._settle_stream(call, trail, backend, relay, ttft_ms, status, error_type)
 
         async def events() -> AsyncIterator[bytes]:
             complete = False
@@ -425,12 +415,36 @@ class Forwarder:
             headers={**route_headers(call, trail.served), "Cache-Control": "no-cache"},
         )
 
-    def _no_backend(
-        self, call: Call, trail: _Trail, last_error: tuple[int, bytes, dict[str, str]] | None
-    ) -> Response:
+    def _settle_stream(
+        self,
+        call: Call,
+        trail: _Trail,
+        backend: Backend,
+        relay: StreamRelay,
+        ttft_ms: float,
+        status: int,
+        error_type: str | None,
+    ) -> None:
+        if relay.response_id is not None:
+            self.owners.remember(relay.response_id, backend.name, call.facts.client)
+        if relay.errored and error_type is None:
+            error_type = relay.failure or "stream_error"
+        self._settle(
+            call,
+            trail,
+            status,
+            relay.usage,
+            error_type=error_type,
+            completion_estimate=relay.events,
+            text=relay.text(),
+            ttft_ms=ttft_ms,
+            response_id=relay.response_id,
+        )
+
+    def _no_backend(self, call: Call, trail: _Trail) -> Response:
         failures = trail.failures
-        if last_error is not None:
-            status, data, headers = last_error
+        if trail.last_error is not None:
+            status, data, headers = trail.last_error
             self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
             return Response(
                 normalise_upstream_error(status, self.mask(data), call.dialect.shape),
@@ -462,24 +476,3 @@ def _own_failure(backend: Backend) -> UpstreamFailure:
     return UpstreamFailure(
         "proxy_resources", "the proxy is out of descriptors or memory", blames_backend=False
     )
-
-
-def relayed_headers(response: aiohttp.ClientResponse) -> dict[str, str]:
-    """The upstream's back-off headers (Retry-After, rate-limit state), for the client's SDK."""
-    return {
-        name: value
-        for name, value in response.headers.items()
-        if (lower := name.lower()) in _RELAYED_HEADERS or lower.startswith(_RELAYED_PREFIXES)
-    }
-
-
-def route_headers(call: Call, served: Served | None) -> dict[str, str]:
-    headers = {
-        "x-offload-route": served.backend if served else "none",
-        "x-offload-intent": call.decision.intent or "none",
-        "x-offload-fallback": "1" if served and served.fallback else "0",
-        "x-request-id": call.facts.request_id,
-    }
-    if served and served.thinking_note:
-        headers["x-offload-thinking"] = served.thinking_note
-    return headers
