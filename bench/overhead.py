@@ -44,7 +44,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.harness import free_port  # noqa: E402
+from tests.harness import free_port, serve_command  # noqa: E402
 
 # The throughput run's request (and bench/upstream_client.py's).
 BODY = {"model": "auto", "messages": [{"role": "user", "content": "write a function that adds two numbers"}]}
@@ -702,16 +702,7 @@ async def main() -> None:
             work = tmp / name
             work.mkdir()
             config = proxy_config(f"{up_root}/v1", accounting, work)
-            cmd = [
-                sys.executable,
-                "-m",
-                "router.ops.cli",
-                "serve",
-                "--config",
-                str(config),
-                "--port",
-                str(port),
-            ]
+            cmd = serve_command(config, port)
             procs.append(start(cmd, port))
             roots[name] = f"http://127.0.0.1:{port}"
         mode = "compared" if opts.compare_accounting else ("on" if opts.accounting else "off")

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.overhead import pct, start  # noqa: E402
-from tests.harness import free_port  # noqa: E402
+from tests.harness import free_port, serve_command  # noqa: E402
 
 BODY = {"model": "auto", "messages": [{"role": "user", "content": "Integrate x^2 from 0 to 3, exactly."}]}
 
@@ -102,16 +102,7 @@ def main() -> int:
             urls = {}
             for kind in ("shadowed", "unshadowed"):
                 path = config(ports["local"], ports["cloud"], Path(tmp), shadow=kind == "shadowed")
-                serve = [
-                    sys.executable,
-                    "-m",
-                    "router.ops.cli",
-                    "serve",
-                    "--config",
-                    str(path),
-                    "--port",
-                    str(ports[kind]),
-                ]
+                serve = serve_command(path, ports[kind])
                 procs.append(start(serve, ports[kind]))
                 urls[kind] = f"http://127.0.0.1:{ports[kind]}"
             times = asyncio.run(measure(urls, 2 * opts.requests))

@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT))
 
 from overhead import pct, start  # noqa: E402  (bench/ is on the path when run as a script)
 
-from tests.harness import TOOLS, USER, free_port  # noqa: E402
+from tests.harness import TOOLS, USER, free_port, serve_command  # noqa: E402
 
 CLOUD_KEY = "sk-soak-cloud-key"
 # kind → (share of requests, status the client must see)
@@ -501,16 +501,7 @@ def hostile(opts: argparse.Namespace) -> int:
             slow = f"http://127.0.0.1:{ports['slow']}/_fake/config"
             httpx.post(slow, json={"chunk_delay": 0.02}).raise_for_status()
             config = write_config(tmp, ports, database_url=via, hostile=True)
-            serve = [
-                sys.executable,
-                "-m",
-                "router.ops.cli",
-                "serve",
-                "--config",
-                str(config),
-                "--port",
-                str(ports["proxy"]),
-            ]
+            serve = serve_command(config, ports["proxy"])
             base = f"http://127.0.0.1:{ports['proxy']}"
 
             # 1. Warm-up, then SIGKILL under load and a restart that replays the journal.

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -60,6 +62,11 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def serve_command(config: Path | str, port: int) -> list[str]:
+    """``offload serve`` with ``config`` on ``port``, as a subprocess of this interpreter."""
+    return [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(port)]
 
 
 def make_config(local_url: str, cloud_url: str, **overrides: Any) -> Config:

@@ -136,12 +136,14 @@ def workdir(installed: Installed, tmp_path: Path) -> Path:
 # ------------------------------------------------------------------- contents
 
 
-def _checkout_packages(src: Path) -> set[str]:
-    """Every package folder of the checkout that serving needs (not the training corpus)."""
+def _checkout_modules(src: Path) -> set[str]:
+    """Every module of the checkout that serving needs (not the training corpus): each
+    subpackage's ``__init__.py`` and every module in it, the simulated upstream included
+    (``offload demo`` runs it)."""
     found = set()
     for top in ("router", "classifier"):
-        for init in (src / top).rglob("__init__.py"):
-            rel = init.relative_to(src).as_posix()
+        for module in (src / top).rglob("*.py"):
+            rel = module.relative_to(src).as_posix()
             if not rel.startswith("classifier/data/"):
                 found.add(rel)
     return found
@@ -153,9 +155,9 @@ def test_wheel_carries_what_serving_needs_and_nothing_else(installed: Installed)
     assert top_level == {"router", "classifier"}  # no top-level migrations or config
     assert not [n for n in names if n.startswith("classifier/data/")]
     assert "classifier/weights/intent.json" in names
-    assert _checkout_packages(installed.src) <= names, (
-        "a package of the checkout is missing from pyproject's list"
-    )
+    missing = sorted(_checkout_modules(installed.src) - names)
+    assert not missing, f"missing from the wheel (pyproject's package list?): {missing}"
+    assert "router/fake/upstream.py" in names  # the demo's simulated upstream
     versions = {p.name for p in (installed.src / "migrations" / "versions").glob("*.py")}
     assert {n.rsplit("/", 1)[1] for n in names if n.startswith("router/migrations/versions/")} == versions
     assert {"router/migrations/env.py", "router/migrations/script.py.mako"} <= names

@@ -34,7 +34,7 @@ import orjson
 import pytest
 import redis
 
-from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, USER, free_port, wait_until
+from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, USER, free_port, serve_command, wait_until
 from tests.test_shared_state_logic import REDIS_URL, OwnRedis, need_redis
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,16 +178,7 @@ def start_cluster(tmp: Path, redis_url: str) -> Cluster:
     try:
         for _ in range(REPLICAS):
             port = free_port()
-            cmd = [
-                sys.executable,
-                "-m",
-                "router.ops.cli",
-                "serve",
-                "--config",
-                str(config),
-                "--port",
-                str(port),
-            ]
+            cmd = serve_command(config, port)
             cluster.procs.append(spawn(cmd, port))
             cluster.roots.append(f"http://127.0.0.1:{port}")
     except Exception:

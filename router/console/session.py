@@ -105,21 +105,26 @@ def signing_key(secret: bytes, admin_keys: list[str]) -> bytes:
     return hmac.new(secret, b"offload-console-session\0" + material, hashlib.sha256).digest()
 
 
-def secret_path(auth: AuthConfig, database: DatabaseConfig) -> str:
+def secret_path(auth: AuthConfig, database: DatabaseConfig) -> str | None:
     """Where the console secret is kept: ``auth.console_secret_file``, else beside the
-    SQLite database, else beside the spool (the proxy's own files live together)."""
+    SQLite database, else beside the spool (the proxy's own files live together); None
+    with the database off (no files of the proxy's own to keep it beside)."""
     if auth.console_secret_file:
         return auth.console_secret_file
+    if not database.enabled:
+        return None
     sqlite = make_url(database.url).database if is_sqlite(database.url) else None
     beside = sqlite if sqlite and sqlite != ":memory:" else database.spool_path
     return os.path.join(os.path.dirname(os.path.abspath(beside)), SECRET_FILE)
 
 
-def load_secret(auth: AuthConfig, path: str) -> bytes:
+def load_secret(auth: AuthConfig, path: str | None) -> bytes:
     """``auth.console_secret``, else the secret kept in the file at ``path`` (made, 0600,
-    on first start), else (that file cannot be written) a new one per process."""
+    on first start), else (no path, or that file cannot be written) a new one per process."""
     if auth.console_secret:
         return auth.console_secret.encode()
+    if path is None:
+        return os.urandom(32)
     try:
         with open(path, "rb") as fh:
             kept = fh.read().strip()

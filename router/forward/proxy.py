@@ -26,21 +26,18 @@ from starlette.types import Receive
 
 from router.config import CapacityConfig
 from router.decide.policy import PINNED
-from router.dialects import Adapted, Usage, Whole
+from router.dialects import Adapted, StreamRelay, Usage, Whole
 from router.errors import ProxyError, SecretMask, normalise_upstream_error
+from router.forward import prefix_hints
 from router.forward.admission_gate import Gates, Pass, first_byte_deadline
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
-from router.forward.call import Call, Outcome, Served, route_headers
-from router.forward.prefix_hints import keys as prefix_keys
+from router.forward.call import Call, Outcome, Served
+from router.forward.headers import relayed_headers, route_headers
 from router.forward.response_ids import ResponseOwners
 from router.forward.streaming import RelayResponse, cancel_on_disconnect
 from router.forward.vllm_metrics import queue_full
 
 log = logging.getLogger("offload.proxy")
-
-# Upstream headers a client needs to back off as the upstream asks (SDKs honour them).
-_RELAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry")
-_RELAYED_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
 
 
 class UpstreamFailure(Unavailable):
@@ -63,8 +60,8 @@ class _Trail:
 
     served: Served | None = None
     failures: list[Unavailable] = field(default_factory=list)
-    admitted: Pass | None = None  # its tokens on a vLLM endpoint with max_ttft_s (admission_gate)
-    expected_ttft_ms: float | None = None  # what admission expected of the attempt that answered
+    admitted: Pass | None = None  # the current attempt's tokens on a vLLM endpoint with max_ttft_s
+    last_error: tuple[int, bytes, dict[str, str]] | None = None  # the last 5xx/408, kept to relay
 
 
 class Forwarder:
@@ -105,7 +102,8 @@ class Forwarder:
         usage, a request that reached a model is estimated; one that generated nothing
         (``billed`` false) counts none."""
         failures = trail.failures
-        self._admission_done(trail, usage if status < 400 else None)
+        admitted = trail.admitted if status < 400 else None  # the answering attempt's
+        self.gates.done(trail.admitted, usage if status < 400 else None)  # with usage, admission learns
         outcome = Outcome(
             status=status,
             latency_ms=(time.perf_counter() - call.facts.t0) * 1000,
@@ -118,7 +116,7 @@ class Forwarder:
             ttft_ms=ttft_ms,
             response_id=response_id,
             text=text if call.wants_text else None,
-            expected_ttft_ms=trail.expected_ttft_ms,
+            expected_ttft_ms=admitted.expected_ttft_ms if admitted else None,
         )
         self.finish(call, outcome)
 
@@ -148,9 +146,8 @@ class Forwarder:
         if not candidates:
             return self._refuse(call, trail, self._unserved(call))
         failures = trail.failures
-        last_error: tuple[int, bytes, dict[str, str]] | None = None
         previous: Backend | None = None
-        hints = prefix_keys(call.dialect.api, call.body) if self.gates.counting else None
+        hints = prefix_hints.keys(call.dialect.api, call.body) if self.gates.counting else None
         for backend in candidates:
             if previous is not None:
                 self.on_fallback(previous.name, backend.name, failures[-1].reason)
@@ -160,67 +157,68 @@ class Forwarder:
             except Unavailable as exc:
                 failures.append(exc)
                 continue
-            committed = False
-            response: aiohttp.ClientResponse | None = None
-            try:
-                adapted = call.dialect.adapt(call.body, backend, call.client_model)
-                streaming = call.facts.stream
-                last = backend is candidates[-1]  # with nowhere else to go it waits its turn
-                trail.admitted = await self.gates.enter(
-                    backend, endpoint, len(adapted.payload), not last, hints
+            may_spill = backend is not candidates[-1]  # with nowhere else to go it waits its turn
+            answer = await self._try(call, trail, backend, endpoint, (may_spill, hints))
+            if answer is not None:
+                return answer
+        return self._no_backend(call, trail)
+
+    async def _try(
+        self,
+        call: Call,
+        trail: _Trail,
+        backend: Backend,
+        endpoint: Endpoint,
+        admission: tuple[bool, prefix_hints.Keys | None],
+    ) -> Response | None:
+        """One attempt on ``endpoint`` (a slot held): the answer, or None to try the next
+        candidate (the failure noted in ``trail``). ``admission``: may it spill, its prefix keys."""
+        committed = False
+        response: aiohttp.ClientResponse | None = None
+        try:
+            adapted = call.dialect.adapt(call.body, backend, call.client_model)
+            trail.admitted = await self.gates.enter(backend, endpoint, len(adapted.payload), *admission)
+            deadline = first_byte_deadline(backend, call.facts.stream, trail.admitted)
+            response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
+            if response.status >= 500 or response.status == 408:
+                await self._failed(trail, backend, endpoint, response)  # worth another backend
+                return None
+            trail.served = Served(
+                backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(trail.failures)
+            )
+            if call.facts.stream and response.status == 200:
+                first = await self._first_chunk(backend, response, deadline)
+                committed = True  # the stream owns the slot from here
+                return self._stream(call, trail, backend, endpoint, response, first, adapted)
+            data = await self._read_whole(backend, response)
+            whole = call.dialect.whole(data, call.wants_text) if response.status < 400 else None
+            if whole is not None and not whole.readable:
+                # Nothing reached the client yet: the next candidate may answer properly.
+                raise UpstreamFailure(
+                    "malformed_answer", f"{backend.name}: HTTP {response.status} with no JSON answer"
                 )
-                deadline = first_byte_deadline(backend, streaming, trail.admitted)
-                response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
-                if response.status >= 500 or response.status == 408:
-                    # Worth another backend; keep the answer in case none is left.
-                    error = await self._read_error(response)
-                    last_error = (response.status, error, relayed_headers(response))
-                    if backend.kind == "vllm" and queue_full(response.status, error):
-                        # vLLM's full queue: a spill, not a failure of the box.
-                        failures.append(Unavailable("capacity", f"{backend.name}: its queue is full"))
-                        continue
-                    backend.report(endpoint, ok=False)
-                    failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
-                    continue
-                trail.served = Served(
-                    backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(failures)
-                )
-                trail.expected_ttft_ms = trail.admitted.expected_ttft_ms if trail.admitted else None
-                if streaming and response.status == 200:
-                    first = await self._first_chunk(backend, response, deadline)
-                    committed = True  # the stream owns the slot from here
-                    return self._stream(call, trail, backend, endpoint, response, first, adapted)
-                data = await self._read_whole(backend, response)
-                whole = call.dialect.whole(data, call.wants_text) if response.status < 400 else None
-                if whole is not None and not whole.readable:
-                    # Nothing reached the client yet: the next candidate may answer properly.
-                    raise UpstreamFailure(
-                        "malformed_answer", f"{backend.name}: HTTP {response.status} with no JSON answer"
-                    )
-                backend.report(endpoint, ok=True)
-                return self._whole(call, trail, backend, response, data, whole)
-            except UpstreamFailure as exc:
-                if exc.blames_backend:
-                    backend.report(endpoint, ok=False)
-                failures.append(exc)
-            except Unavailable as exc:  # admission spilled it (ttft, kv): the box is fine
-                failures.append(exc)
-            except AnswerTooLarge:
-                backend.report(endpoint, ok=True)  # it answered; the answer is the problem
-                limit = backend.config.max_response_bytes
-                message = (
-                    f"the answer of backend {backend.name!r} is larger than its max_response_bytes ({limit})"
-                )
-                return self._refuse(call, trail, ProxyError(502, message, code="upstream_answer_too_large"))
-            finally:
-                if not committed:
-                    # Also on cancellation (client gone): closing the connection,
-                    # not pooling it, is what makes vLLM abort the request.
-                    if response is not None:
-                        response.close()
-                    self._admission_done(trail, None)
-                    backend.release(endpoint)
-        return self._no_backend(call, trail, last_error)
+            backend.report(endpoint, ok=True)
+            return self._whole(call, trail, backend, response, data, whole)
+        except Unavailable as exc:  # a plain Unavailable is admission's spill (ttft, kv): the box is fine
+            if isinstance(exc, UpstreamFailure) and exc.blames_backend:
+                backend.report(endpoint, ok=False)
+            trail.failures.append(exc)
+            return None
+        except AnswerTooLarge:
+            backend.report(endpoint, ok=True)  # it answered; the answer is the problem
+            limit = backend.config.max_response_bytes
+            message = (
+                f"the answer of backend {backend.name!r} is larger than its max_response_bytes ({limit})"
+            )
+            return self._refuse(call, trail, ProxyError(502, message, code="upstream_answer_too_large"))
+        finally:
+            if not committed:
+                # Also on cancellation (client gone): closing the connection,
+                # not pooling it, is what makes vLLM abort the request.
+                if response is not None:
+                    response.close()
+                self.gates.done(trail.admitted, None)  # its tokens leave the account (done: no-op)
+                backend.release(endpoint)
 
     def _candidates(self, call: Call) -> list[Backend]:
         chain = self.pool.candidates(call.decision.backend, call.dialect.api)
@@ -243,21 +241,20 @@ class Forwarder:
         endpoint = backend.take_idle(reserve)
         response: aiohttp.ClientResponse | None = None
         admitted: Pass | None = None
-        usage: Usage | None = None
+        whole = Whole(None)
         try:
             adapted = call.dialect.adapt(body, backend, call.client_model)
             admitted = self.gates.enter_idle(endpoint, len(adapted.payload))  # the same token account
             response = await self._attempt(backend, endpoint, call, adapted.payload, None)
             data = await self._read_whole(backend, response)
             if response.status >= 400:
-                return response.status, Whole(None)
+                return response.status, whole
             whole = call.dialect.whole(data, True)
-            usage = whole.usage
             return response.status, whole
         finally:
             if response is not None:
                 response.close()  # closed, not pooled: a cancelled copy aborts on vLLM at once
-            self.gates.done(admitted, usage)
+            self.gates.done(admitted, whole.usage)
             backend.release(endpoint)
 
     def _unserved(self, call: Call) -> ProxyError:
@@ -320,10 +317,17 @@ class Forwarder:
                 raise UpstreamFailure("connect_error", f"{backend.name}: {exc.strerror}") from None
         raise AssertionError("unreachable")
 
-    def _admission_done(self, trail: _Trail, usage: Usage | None) -> None:
-        """The attempt's tokens leave its endpoint's account; with usage, admission learns."""
-        admitted, trail.admitted = trail.admitted, None
-        self.gates.done(admitted, usage)
+    async def _failed(
+        self, trail: _Trail, backend: Backend, endpoint: Endpoint, response: aiohttp.ClientResponse
+    ) -> None:
+        """A 5xx or 408 before any byte (vLLM's own queue-full 503 is a spill, not a failure)."""
+        error = await self._read_error(response)
+        trail.last_error = (response.status, error, relayed_headers(response))
+        if backend.kind == "vllm" and queue_full(response.status, error):
+            trail.failures.append(Unavailable("capacity", f"{backend.name}: its queue is full"))
+            return
+        backend.report(endpoint, ok=False)
+        trail.failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
 
     async def _read_error(self, response: aiohttp.ClientResponse) -> bytes:
         try:
@@ -397,25 +401,11 @@ class Forwarder:
         adapted: Adapted,
     ) -> RelayResponse:
         ttft_ms = (time.perf_counter() - call.facts.t0) * 1000
-        self.gates.first_byte(trail.admitted)
+        self.gates.first_byte(trail.admitted)  # its prefill is done, and every one before it
         relay = call.dialect.relay(backend, adapted.client_wants_usage, call.wants_text)
 
         def settle(status: int, error_type: str | None = None) -> None:
-            if relay.response_id is not None:
-                self.owners.remember(relay.response_id, backend.name, call.facts.client)
-            if relay.errored and error_type is None:
-                error_type = relay.failure or "stream_error"
-            self._settle(
-                call,
-                trail,
-                status,
-                relay.usage,
-                error_type=error_type,
-                completion_estimate=relay.events,
-                text=relay.text(),
-                ttft_ms=ttft_ms,
-                response_id=relay.response_id,
-            )
+            self._settle_stream(call, trail, backend, relay, ttft_ms, status, error_type)
 
         async def events() -> AsyncIterator[bytes]:
             complete = False
@@ -455,12 +445,36 @@ class Forwarder:
             headers={**route_headers(call, trail.served), "Cache-Control": "no-cache"},
         )
 
-    def _no_backend(
-        self, call: Call, trail: _Trail, last_error: tuple[int, bytes, dict[str, str]] | None
-    ) -> Response:
+    def _settle_stream(
+        self,
+        call: Call,
+        trail: _Trail,
+        backend: Backend,
+        relay: StreamRelay,
+        ttft_ms: float,
+        status: int,
+        error_type: str | None,
+    ) -> None:
+        if relay.response_id is not None:
+            self.owners.remember(relay.response_id, backend.name, call.facts.client)
+        if relay.errored and error_type is None:
+            error_type = relay.failure or "stream_error"
+        self._settle(
+            call,
+            trail,
+            status,
+            relay.usage,
+            error_type=error_type,
+            completion_estimate=relay.events,
+            text=relay.text(),
+            ttft_ms=ttft_ms,
+            response_id=relay.response_id,
+        )
+
+    def _no_backend(self, call: Call, trail: _Trail) -> Response:
         failures = trail.failures
-        if last_error is not None:
-            status, data, headers = last_error
+        if trail.last_error is not None:
+            status, data, headers = trail.last_error
             self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
             return Response(
                 normalise_upstream_error(status, self.mask(data), call.dialect.shape),
@@ -484,12 +498,3 @@ def _own_failure(backend: Backend) -> UpstreamFailure:
     return UpstreamFailure(
         "proxy_resources", "the proxy is out of descriptors or memory", blames_backend=False
     )
-
-
-def relayed_headers(response: aiohttp.ClientResponse) -> dict[str, str]:
-    """The upstream's back-off headers (Retry-After, rate-limit state), for the client's SDK."""
-    return {
-        name: value
-        for name, value in response.headers.items()
-        if (lower := name.lower()) in _RELAYED_HEADERS or lower.startswith(_RELAYED_PREFIXES)
-    }

@@ -25,6 +25,7 @@ import io
 import re
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from typing import Any
 
@@ -168,33 +169,86 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
     start, end = month_bounds(month)
     rows = _query(config, start, end)
     hours = calendar.monthrange(start.year, start.month)[1] * 24
-
-    total = _counts()
-    by_route: dict[str, dict[str, int]] = {}
-    by_intent: dict[str, dict[str, int]] = {}
-    by_api: dict[str, dict[str, int]] = {}
-    served: dict[tuple[str, str, str], dict[str, int]] = {}  # (route, backend, api) -> counts
-    fallbacks: dict[str, int] = {}
-    for row in rows:
-        route = row["route"] or UNROUTED
-        _add(total, row)
-        _add(by_route.setdefault(route, _counts()), row)
-        _add(by_intent.setdefault(row["intent"] or "unknown", _counts()), row)
-        api = row["api"] or "chat"  # rows from before the api column were chat-family traffic
-        _add(by_api.setdefault(api, _counts()), row)
-        if row["route"]:
-            # A served row without a backend name cannot be priced: it shows up as unpriced.
-            _add(served.setdefault((route, row["backend"] or "(unknown)", api), _counts()), row)
-        if row["fallback"]:
-            reason = row["fallback_reason"] or "unspecified"
-            fallbacks[reason] = fallbacks.get(reason, 0) + int(row["requests"])
-
+    tally = _tally(rows)
+    by_route = tally.by_route
     local, cloud = by_route.get("local", _counts()), by_route.get("cloud", _counts())
     # Shares count answered requests only: a failed request moved no work anywhere.
     local_ok = local["requests"] - local["errors"]
     routed_req = local_ok + cloud["requests"] - cloud["errors"]
     routed_tok = local["total_tokens"] + cloud["total_tokens"]
+    spend, value, unpriced = _priced(config, tally.served)
+    hardware = _hardware(config, hours)
+    spend_total = sum(v["cost"] for v in spend.values())
+    value_total = sum(v["value"] for v in value.values())
+    local_cost = sum(v["total"] for v in hardware.values())
+    total, fallbacks = tally.total, tally.fallbacks
+    return {
+        "month": month,
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "partial": datetime.now(UTC) < end,
+        "empty": not rows,
+        "requests": total["requests"],
+        "errors": total["errors"],
+        "tokens": {
+            k: total[k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens")
+        },
+        "by_route": dict(sorted(by_route.items())),
+        "by_intent": dict(sorted(tally.by_intent.items())),
+        "by_api": dict(sorted(tally.by_api.items())),
+        "local_share": {
+            "requests": _r(local_ok / routed_req) if routed_req else 0.0,
+            "tokens": _r(local["total_tokens"] / routed_tok) if routed_tok else 0.0,
+        },
+        "fallbacks": {"count": sum(fallbacks.values()), "by_reason": dict(sorted(fallbacks.items()))},
+        "cloud_spend": {"total": _r(spend_total), "by_backend": spend, "unpriced_backends": unpriced},
+        "local_value": {"cloud_equivalent": _r(value_total), "by_backend": value},
+        "local_cost": {
+            "hours": hours,
+            "amortisation": _r(sum(v["amortisation"] for v in hardware.values())),
+            "power": _r(sum(v["power"] for v in hardware.values())),
+            "total": _r(local_cost),
+            "by_backend": hardware,
+        },
+        "net_offload": _r(value_total - local_cost),
+    }
 
+
+@dataclass
+class _Tally:
+    """The month's per-day sums added up, by route, intent, API and serving backend."""
+
+    total: dict[str, int] = field(default_factory=lambda: _counts())
+    by_route: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_intent: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_api: dict[str, dict[str, int]] = field(default_factory=dict)
+    served: dict[tuple[str, str, str], dict[str, int]] = field(default_factory=dict)  # (route, backend, api)
+    fallbacks: dict[str, int] = field(default_factory=dict)
+
+
+def _tally(rows: list[dict[str, Any]]) -> _Tally:
+    t = _Tally()
+    for row in rows:
+        route = row["route"] or UNROUTED
+        _add(t.total, row)
+        _add(t.by_route.setdefault(route, _counts()), row)
+        _add(t.by_intent.setdefault(row["intent"] or "unknown", _counts()), row)
+        api = row["api"] or "chat"  # rows from before the api column were chat-family traffic
+        _add(t.by_api.setdefault(api, _counts()), row)
+        if row["route"]:
+            # A served row without a backend name cannot be priced: it shows up as unpriced.
+            _add(t.served.setdefault((route, row["backend"] or "(unknown)", api), _counts()), row)
+        if row["fallback"]:
+            reason = row["fallback_reason"] or "unspecified"
+            t.fallbacks[reason] = t.fallbacks.get(reason, 0) + int(row["requests"])
+    return t
+
+
+def _priced(
+    config: Config, served: dict[tuple[str, str, str], dict[str, int]]
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """What the cloud backends cost, what the local tokens were worth at cloud prices, and the
+    cloud backends no longer in the config (unpriced)."""
     spend: dict[str, Any] = {}
     value: dict[str, Any] = {}
     unpriced: list[str] = []
@@ -220,7 +274,11 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
             )
             _merge(entry, c, "value", worth)
             entry["priced_as_by_api"][api] = ref
+    return spend, value, unpriced
 
+
+def _hardware(config: Config, hours: int) -> dict[str, Any]:
+    """Each local box's month: its amortisation and its power."""
     hardware: dict[str, Any] = {}
     for name, box in config.backends.items():
         hw = box.hardware
@@ -229,40 +287,7 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
         amort = hw.cost / hw.amortisation_months
         power = hw.watts * hours * hw.price_per_kwh / 1000
         hardware[name] = {"amortisation": _r(amort), "power": _r(power), "total": _r(amort + power)}
-
-    spend_total = sum(v["cost"] for v in spend.values())
-    value_total = sum(v["value"] for v in value.values())
-    local_cost = sum(v["total"] for v in hardware.values())
-    return {
-        "month": month,
-        "start": start.isoformat(),
-        "end": end.isoformat(),
-        "partial": datetime.now(UTC) < end,
-        "empty": not rows,
-        "requests": total["requests"],
-        "errors": total["errors"],
-        "tokens": {
-            k: total[k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens")
-        },
-        "by_route": dict(sorted(by_route.items())),
-        "by_intent": dict(sorted(by_intent.items())),
-        "by_api": dict(sorted(by_api.items())),
-        "local_share": {
-            "requests": _r(local_ok / routed_req) if routed_req else 0.0,
-            "tokens": _r(local["total_tokens"] / routed_tok) if routed_tok else 0.0,
-        },
-        "fallbacks": {"count": sum(fallbacks.values()), "by_reason": dict(sorted(fallbacks.items()))},
-        "cloud_spend": {"total": _r(spend_total), "by_backend": spend, "unpriced_backends": unpriced},
-        "local_value": {"cloud_equivalent": _r(value_total), "by_backend": value},
-        "local_cost": {
-            "hours": hours,
-            "amortisation": _r(sum(v["amortisation"] for v in hardware.values())),
-            "power": _r(sum(v["power"] for v in hardware.values())),
-            "total": _r(local_cost),
-            "by_backend": hardware,
-        },
-        "net_offload": _r(value_total - local_cost),
-    }
+    return hardware
 
 
 # ---------------------------------------------------------------- rendering

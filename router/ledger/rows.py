@@ -26,8 +26,7 @@ def usage_row(
 
     Tokens: the upstream's usage when it reported some; else, for a request that reached
     a model, the prompt estimate and ``completion_estimate``, flagged as estimated; for
-    one that generated nothing, none. Text only when ``database.store_text`` is on.
-    """
+    one that generated nothing, none. Text only when ``database.store_text`` is on."""
     usage, served, shadow = outcome.usage, outcome.served, decision.shadow
     if usage is not None:
         prompt, completion, cached, reasoning = usage

@@ -1,7 +1,7 @@
 """``offload init [--dir PATH] [--force]``: a starter config and an environment template.
 
 Writes, under DIR (default: the working directory), what config discovery looks for
-(router/config.py's ``config_path``), so that ``offload serve`` run there needs no flag:
+(``router.config.config_path``), so that ``offload serve`` run there needs no flag:
 
 - ``config/router.yaml``: the embedded defaults, the same file ``make serve`` runs in a
   checkout (the wheel carries the checkout's ``config/router.yaml``: router/dist.py);

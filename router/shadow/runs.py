@@ -22,7 +22,6 @@ What keeps it harmless:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 import random
@@ -89,8 +88,8 @@ class ShadowRuns:
     def start(self, call: Call, outcome: Outcome) -> None:
         """The client has its answer (``outcome``): copy the call to its arm, in the
         background. The copy's own work never shares a moment with the real request."""
-        if call.shadow_arm is None:
-            return
+        if call.shadow_arm is None or not self.enabled:
+            return  # none sampled, or switched off since: nothing runs, nothing is stored
         real_text = outcome.text if outcome.status < 400 else None
         task = asyncio.create_task(self._run(call, call.shadow_arm, real_text))
         self._tasks.add(task)
@@ -120,8 +119,7 @@ class ShadowRuns:
         backend = self.pool.backends[arm]
         this = asyncio.current_task()
         assert this is not None
-        facts = dataclasses.replace(
-            call.facts,
+        facts = call.facts._replace(
             request_id=os.urandom(16).hex(),
             started_at=datetime.now(UTC),
             t0=time.perf_counter(),
