@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -61,6 +62,19 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"offload: config error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file named on the command line: one line, never a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"offload {argv[0]}: cannot use {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a database or data error deep in a command: its first line
+        if os.environ.get("OFFLOAD_TRACEBACK"):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        print(
+            f"offload {argv[0]}: {type(exc).__name__}: {first} (OFFLOAD_TRACEBACK=1 shows where)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def _delegate(module: str) -> Callable[[list[str]], int]:

@@ -384,6 +384,11 @@ class RoutingConfig(_Strict):
         return value
 
 
+class ReportConfig(_Strict):
+    # The unit of every price and hardware cost in this config: shown wherever money is.
+    currency: str = Field("USD", pattern=r"^[A-Za-z$€£¥]{1,8}$")
+
+
 class Config(_Strict):
     server: ServerConfig = ServerConfig()
     database: DatabaseConfig = DatabaseConfig()
@@ -392,6 +397,7 @@ class Config(_Strict):
     routing: RoutingConfig = RoutingConfig()
     health: HealthConfig = HealthConfig()
     state: StateConfig | None = None  # shared by the replicas through Redis
+    report: ReportConfig = ReportConfig()
 
     @model_validator(mode="before")
     @classmethod
