@@ -35,9 +35,10 @@ from sqlalchemy.pool import NullPool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from router import db  # noqa: E402
-from router.accounting import UsageRecorder, UsageRow  # noqa: E402
 from router.config import DatabaseConfig  # noqa: E402
+from router.ledger import db  # noqa: E402
+from router.ledger.models import UsageRow  # noqa: E402
+from router.ledger.writer import UsageRecorder  # noqa: E402
 
 INTENTS = ("coding", "tools", "math", "writing")
 

@@ -35,8 +35,8 @@ from starlette.datastructures import Headers
 
 from classifier.model import IntentModel
 from router.config import load_config
+from router.decide.policy import Policy
 from router.dialects import CHAT, MESSAGES, RESPONSES, Dialect
-from router.policy import Policy
 
 AGENT_REQUESTS = Path(__file__).resolve().parents[1] / "tests" / "data" / "agent_requests"
 

@@ -1,7 +1,7 @@
 """The console's pages on a month of a busy team's rows, on SQLite and PostgreSQL.
 
 Fills the usage table with ``--rows`` rows (default 1,000,000) spread over the 30 days
-before now, through the migrations and ``router.accounting.insert_rows`` in batches:
+before now, through the migrations and ``router.ledger.insert.insert_rows`` in batches:
 12 client keys, five APIs, six intents, 4 % of local requests falling back, 1 % errors,
 low-confidence decisions, 1 % with stored text, and ``--labels`` labelled decisions.
 Then starts a fake vLLM upstream and the real proxy (``offload serve``) as processes,
@@ -55,8 +55,9 @@ sys.path.insert(0, str(ROOT))
 from overhead import pct, start  # noqa: E402  (bench/ is on the path when run as a script)
 
 from classifier.model import DEFAULT_ROUTES  # noqa: E402
-from router import db  # noqa: E402
-from router.accounting import COLUMNS, insert_rows  # noqa: E402
+from router.ledger import db  # noqa: E402
+from router.ledger.columns import COLUMNS  # noqa: E402
+from router.ledger.insert import insert_rows  # noqa: E402
 from tests.harness import free_port  # noqa: E402
 
 ADMIN_KEY = "sk-bench-admin-0123456789"
@@ -300,7 +301,7 @@ def serve(url: str, tmp: Path) -> tuple[str, list[Any]]:
     """A fake vLLM and the real proxy on the database; the proxy's base URL and the processes."""
     fake_port, proxy_port = free_port(), free_port()
     fake = start(
-        [sys.executable, "-m", "router.fakeupstream", "--port", str(fake_port), "--mode", "vllm"], fake_port
+        [sys.executable, "-m", "router.fake.upstream", "--port", str(fake_port), "--mode", "vllm"], fake_port
     )
     config = {
         "database": {"url": url, "spool_path": str(tmp / "spool.jsonl")},
@@ -324,7 +325,7 @@ def serve(url: str, tmp: Path) -> tuple[str, list[Any]]:
     }
     path = tmp / f"console-{proxy_port}.json"
     path.write_bytes(orjson.dumps(config))
-    cmd = [sys.executable, "-m", "router.cli", "serve", "--config", str(path), "--port", str(proxy_port)]
+    cmd = [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(path), "--port", str(proxy_port)]
     proxy = start(cmd, proxy_port)
     return f"http://127.0.0.1:{proxy_port}", [proxy, fake]
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from overhead import chat_body, messages_body, responses_body  # noqa: E402  (bench/ is on the path)
 
-from router.intake import _depth_exceeds, _depth_exceeds_iterative  # noqa: E402
+from router.edge.intake import _depth_exceeds, _depth_exceeds_iterative  # noqa: E402
 
 
 def per_call_us(fn: object, number: int) -> float:

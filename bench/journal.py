@@ -1,4 +1,4 @@
-"""The usage journal (router/accounting.py ``Journal``): what it costs and what it saves.
+"""The usage journal (router/ledger/journal.py ``Journal``): what it costs and what it saves.
 
 Two real proxies (``offload serve``, SQLite accounting) in front of one fake vLLM
 upstream, identical but for ``database.journal``, measured in the same run:
@@ -62,7 +62,7 @@ def config(tmp: Path, upstream: str, journal: bool) -> Path:
 
 
 def serve(path: Path, port: int) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "router.cli", "serve", "--config", str(path), "--port", str(port)]
+    cmd = [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(path), "--port", str(port)]
     return start(cmd, port)
 
 
@@ -148,7 +148,7 @@ async def main() -> None:
     opts = parser.parse_args()
 
     up = free_port()
-    fake = start([sys.executable, "-m", "router.fakeupstream", "--port", str(up), "--mode", "vllm"], up)
+    fake = start([sys.executable, "-m", "router.fake.upstream", "--port", str(up), "--mode", "vllm"], up)
     upstream = f"http://127.0.0.1:{up}/v1"
     procs: list[subprocess.Popen[bytes]] = [fake]
     with tempfile.TemporaryDirectory(prefix="offload-journal-") as tmpdir:

@@ -684,7 +684,7 @@ async def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="offload-bench-"))
     fake = start(
         [
-            sys.executable, "-m", "router.fakeupstream", "--port", str(up_port), "--mode", "vllm",
+            sys.executable, "-m", "router.fake.upstream", "--port", str(up_port), "--mode", "vllm",
             "--first-byte-delay", str(opts.latency_ms / 1000),
         ],
         up_port,
@@ -702,7 +702,16 @@ async def main() -> None:
             work = tmp / name
             work.mkdir()
             config = proxy_config(f"{up_root}/v1", accounting, work)
-            cmd = [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "router.ops.cli",
+                "serve",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+            ]
             procs.append(start(cmd, port))
             roots[name] = f"http://127.0.0.1:{port}"
         mode = "compared" if opts.compare_accounting else ("on" if opts.accounting else "off")

@@ -1,6 +1,6 @@
 """Does a shadow run delay the client's answer? Shadowed against unshadowed requests, one run.
 
-Starts a fake vLLM box and a fake cloud (``router.fakeupstream``) and two real proxies
+Starts a fake vLLM box and a fake cloud (``router.fake.upstream``) and two real proxies
 (``offload serve``) that differ in one thing: one copies cloud-bound maths to the idle
 box (``routing.shadow_runs``), the other does not. A team rule (``routing.rules``) makes
 the request maths whatever the classifier says. The same request goes to the two proxies
@@ -88,7 +88,7 @@ def main() -> int:
     parser.add_argument("--box-ms", type=float, default=40.0)
     opts = parser.parse_args()
     ports = {"local": free_port(), "cloud": free_port(), "shadowed": free_port(), "unshadowed": free_port()}
-    fake = [sys.executable, "-m", "router.fakeupstream", "--port"]
+    fake = [sys.executable, "-m", "router.fake.upstream", "--port"]
     procs = [
         start([*fake, str(ports["local"]), "--mode", "vllm", "--first-byte-delay", str(opts.box_ms / 1000)], ports["local"]),
         start(
@@ -105,7 +105,7 @@ def main() -> int:
                 serve = [
                     sys.executable,
                     "-m",
-                    "router.cli",
+                    "router.ops.cli",
                     "serve",
                     "--config",
                     str(path),

@@ -63,7 +63,7 @@ def free_port() -> int:
 
 def fake(mode: str, *args: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    cmd = [sys.executable, "-m", "router.fakeupstream", "--port", str(port), "--mode", mode, *args]
+    cmd = [sys.executable, "-m", "router.fake.upstream", "--port", str(port), "--mode", mode, *args]
     return start(cmd, port), f"http://127.0.0.1:{port}"
 
 
@@ -98,7 +98,7 @@ def proxy(
     path = work / f"{name}.yaml"
     path.write_text(orjson.dumps(config).decode())  # JSON is YAML
     port = free_port()
-    cmd = [sys.executable, "-m", "router.cli", "serve", "--config", str(path), "--port", str(port)]
+    cmd = [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(path), "--port", str(port)]
     return start(cmd, port), f"http://127.0.0.1:{port}"
 
 
@@ -130,7 +130,7 @@ async def script_alone(redis_url: str, calls: int = 2000) -> float:
     round trip without a proxy around it."""
     import redis.asyncio as aioredis
 
-    from router.shared_redis import TAKE
+    from router.forward.shared_redis import TAKE
 
     client = aioredis.Redis.from_url(redis_url)
     take = client.register_script(TAKE)

@@ -94,7 +94,7 @@ class Tally:
 
 
 def fake(port: int, mode: str, api_key: str | None = None) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "router.fakeupstream", "--port", str(port), "--mode", mode]
+    cmd = [sys.executable, "-m", "router.fake.upstream", "--port", str(port), "--mode", mode]
     return start([*cmd, "--api-key", api_key] if api_key else cmd, port)
 
 
@@ -434,7 +434,7 @@ def hostile(opts: argparse.Namespace) -> int:
     import sqlalchemy as sa
     from sqlalchemy.pool import NullPool
 
-    from router import db
+    from router.ledger import db
     from tests.test_accounting import TcpProxy
 
     if not opts.postgres:
@@ -470,7 +470,7 @@ def hostile(opts: argparse.Namespace) -> int:
             serve = [
                 sys.executable,
                 "-m",
-                "router.cli",
+                "router.ops.cli",
                 "serve",
                 "--config",
                 str(config),
@@ -619,7 +619,7 @@ def main() -> int:
             slow = f"http://127.0.0.1:{ports['slow']}/_fake/config"
             httpx.post(slow, json={"chunk_delay": 0.02}).raise_for_status()
             config = write_config(tmp, ports)
-            serve = [sys.executable, "-m", "router.cli", "serve", "--config", str(config)]
+            serve = [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config)]
             proxy = start([*serve, "--port", str(ports["proxy"])], ports["proxy"])
             procs.append(proxy)
             base = f"http://127.0.0.1:{ports['proxy']}"

@@ -75,7 +75,7 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     opts = parser.parse_args()
     port = free_port()
-    fake = start([sys.executable, "-m", "router.fakeupstream", "--port", str(port), "--mode", "vllm"], port)
+    fake = start([sys.executable, "-m", "router.fake.upstream", "--port", str(port), "--mode", "vllm"], port)
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
     body = orjson.dumps(BODY)
     try:

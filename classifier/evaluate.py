@@ -4,7 +4,7 @@ Without ``--loso`` the (packaged or given) weights are scored on FILE: per-inten
 the 6x6 intent confusion matrix and the 2x2 local/cloud route matrix, and with ``--by-source``
 (or ``--by FIELD``: ``format``, ``language``, ``intent``, ``group`` of the hand-written sets) one
 accuracy line per value. With ``--policy`` the route is the proxy's: each request goes through
-``router.policy.Policy.decide`` with the packaged config (``config/router.yaml``, or the given
+``router.decide.policy.Policy.decide`` with the packaged config (``config/router.yaml``, or the given
 one), so a tool-loop turn takes its task's decision and a low-confidence prediction follows
 ``routing.low_confidence``; the intent shown is the one the decision carries. With ``--loso`` FILE is treated as a training corpus: for
 each ``source`` a model is fitted on all other sources and scored on the held-out one (needs
@@ -127,8 +127,8 @@ def policy_decide_all(
     import orjson
 
     from router.config import load_config
+    from router.decide.policy import Policy
     from router.dialects import CHAT, COMPLETIONS
-    from router.policy import Policy
 
     policy = Policy(load_config(str(config)), model)
     out = []

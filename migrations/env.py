@@ -1,6 +1,6 @@
-"""Alembic environment, configured programmatically by ``router.db``.
+"""Alembic environment, configured programmatically by ``router.ledger.db``.
 
-``router.db`` passes an open connection in ``config.attributes["connection"]``
+``router.ledger.db`` passes an open connection in ``config.attributes["connection"]``
 so that the URL (which may carry ``%``-escapes or a ``search_path`` option)
 never goes through Alembic's ini interpolation. Plain ``alembic -c`` use with
 ``sqlalchemy.url`` set still works.
@@ -13,7 +13,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 
-from router.models import Base
+from router.ledger.models import Base
 
 config = context.config
 target_metadata = Base.metadata

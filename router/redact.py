@@ -9,6 +9,7 @@ A backend or database URL may carry credentials (``http://user:pass@host/v1``,
 from __future__ import annotations
 
 import re
+from typing import Any
 
 REDACTED = "<redacted>"
 
@@ -44,4 +45,26 @@ def redact_urls(text: str) -> str:
     return text
 
 
-__all__ = ["REDACTED", "redact_url", "redact_urls"]
+_SECRET_NAMES = ("key", "secret", "password", "token")
+
+
+def redact_secrets(value: Any, name: str = "") -> Any:
+    """A JSON value (the config, dumped) with every secret replaced by ``"<redacted>"``.
+
+    Redacts by name (any string field whose name mentions key, secret, password or
+    token, except the ``*_env`` fields that only name a variable) and any credential in
+    a URL, so that secrets added later stay hidden too.
+    """
+    if isinstance(value, dict):
+        return {k: redact_secrets(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_secrets(v, name) for v in value]
+    if isinstance(value, str):
+        lowered = name.lower()
+        if value and not lowered.endswith("_env") and any(s in lowered for s in _SECRET_NAMES):
+            return REDACTED
+        return redact_urls(value)
+    return value
+
+
+__all__ = ["REDACTED", "redact_secrets", "redact_url", "redact_urls"]

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
-from router.fakeupstream import RunningFake, start_in_thread
+from router.fake.upstream import RunningFake, start_in_thread
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, make_config
 
 PG_URL = os.environ.get("OFFLOAD_TEST_POSTGRES_URL")

@@ -10,10 +10,11 @@ from typing import Any
 import httpx
 import uvicorn
 
-from router.accounting import UsageRecorder
-from router.app import ProxyState, create_app
+from router.app import create_app
 from router.config import Config, parse_config
-from router.demo import CLOUD_MODEL, LOCAL_MODEL, simulated_backends
+from router.edge.state import ProxyState
+from router.ledger.writer import UsageRecorder
+from router.ops.demo import CLOUD_MODEL, LOCAL_MODEL, simulated_backends
 
 # The cloud's API key, shared by make_config and the conftest fixtures (the models are the demo's).
 CLOUD_KEY = "sk-cloud-secret-0123456789"
@@ -104,7 +105,7 @@ class ProxyServer:
 
     @property
     def state(self) -> ProxyState:
-        """The app's pool, recorder, limits...: what one request needs (router.app.ProxyState)."""
+        """The app's pool, recorder, limits...: what one request needs (router.edge.state.ProxyState)."""
         return self.app.state.proxy
 
     @property

@@ -14,9 +14,12 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from router import db
-from router.accounting import COLUMNS, UsageRecorder, UsageRow, insert_rows, row_values
 from router.config import DatabaseConfig
+from router.ledger import db
+from router.ledger.columns import COLUMNS, row_values
+from router.ledger.insert import insert_rows
+from router.ledger.models import UsageRow
+from router.ledger.writer import UsageRecorder
 
 T0 = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)
 
@@ -184,15 +187,15 @@ async def test_record_after_stop_is_spooled_and_replayed_next_start(tmp_path: Pa
 async def test_slow_database_never_blocks_the_event_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import router.accounting as accounting
+    from router.ledger.insert import SQLiteInserter
 
-    real_insert = accounting.insert_rows
+    real_insert = SQLiteInserter.insert
 
-    def slow_insert(engine: Any, rows: list[dict[str, Any]]) -> int:
+    def slow_insert(self: SQLiteInserter, conn: Any, rows: list[dict[str, Any]]) -> int:
         time.sleep(0.3)  # a database that takes its time, in the worker thread
-        return real_insert(engine, rows)
+        return real_insert(self, conn, rows)
 
-    monkeypatch.setattr(accounting, "insert_rows", slow_insert)
+    monkeypatch.setattr(SQLiteInserter, "insert", slow_insert)
     url = f"sqlite:///{tmp_path}/usage.db"
     recorder = UsageRecorder(cfg(url, tmp_path, batch_size=10, flush_interval_s=0.01))
     await recorder.start()

@@ -25,7 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
-from router.fakeupstream import Behaviour, RunningFake, cache_split, plan_reply, prompt_tokens
+from router.fake.protocol import Behaviour
+from router.fake.replies import cache_split, plan_reply, prompt_tokens
+from router.fake.upstream import RunningFake
 from tests.agent_clis import claude_env, cli, codex_env, run_claude, run_codex
 from tests.conftest import fake_config, fake_state
 from tests.harness import ProxyServer, wait_until

@@ -16,7 +16,7 @@ import openai
 import pytest
 
 from classifier import IntentModel
-from router.fakeupstream import RunningFake, start_in_thread
+from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import fake_config, fake_state
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, make_config, wait_until
 

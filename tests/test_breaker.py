@@ -17,8 +17,9 @@ from typing import Any
 import openai
 import pytest
 
-from router.backends import CLOSED, HALF_OPEN, OPEN, Backend, Breaker, Pool
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
+from router.forward.backends import Backend, Pool
+from router.forward.breaker import CLOSED, HALF_OPEN, OPEN, Breaker
 from tests.conftest import fake_config, fake_state
 from tests.harness import ProxyServer, make_config, wait_until
 

@@ -84,7 +84,7 @@ def test_serve_refuses_a_bad_config_with_one_line(tmp_path):
         "backends:\n  local: {kind: vllm, base_url: 'http://x/v1', model: m, max_concurrency: -1}\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(bad)],
+        [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -115,7 +115,7 @@ def test_without_client_keys_serve_listens_on_loopback_only(tmp_path):
         "backends: {local: {kind: vllm, base_url: 'http://127.0.0.1:9/v1', model: m}}\n"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(port)],
         stderr=subprocess.PIPE,
         text=True,
     )

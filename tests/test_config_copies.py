@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from classifier.model import DEFAULT_ROUTES, INTENTS
-from router import demo
 from router.config import DEFAULT_CONFIG_PATH, RoutingConfig, parse_config
+from router.ops import demo
 
 ROOT = Path(__file__).resolve().parent.parent
 COPIES = {

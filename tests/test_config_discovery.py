@@ -13,8 +13,8 @@ import orjson
 import pytest
 import yaml
 
-from router.cli import main
 from router.config import load_config
+from router.ops.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 INTENTS = ("coding", "tools", "instruction", "math", "reasoning", "writing")
@@ -125,7 +125,7 @@ def test_a_classifier_elsewhere_on_the_path_stops_every_command(tmp_path: Path) 
         [
             sys.executable,
             "-m",
-            "router.cli",
+            "router.ops.cli",
             "classify",
             "--config",
             str(ROOT / "config" / "router.yaml"),

@@ -20,15 +20,17 @@ import sqlalchemy as sa
 from starlette.requests import Request
 
 from classifier.train import load_jsonl
-from router import db
-from router.accounting import UsageRow, insert_rows, row_values
 from router.app import create_app
-from router.auth import KeyStore
 from router.config import Config, parse_config
 from router.console import queries
 from router.console.service import MonthCache, MonthFigures
 from router.console.session import Sessions
-from router.report import main as report_main
+from router.edge.auth import KeyStore
+from router.ledger import db
+from router.ledger.columns import row_values
+from router.ledger.insert import insert_rows
+from router.ledger.models import UsageRow
+from router.ledger.report import main as report_main
 from tests.harness import CLOUD_KEY, MemoryRecorder
 
 ADMIN_KEY = "sk-admin-console-0123456789abcdef"
@@ -437,7 +439,7 @@ async def test_month_equals_the_report(seeded: str, tmp_path: Path) -> None:
 
 def test_daily_adds_up_to_the_report(seeded: str, tmp_path: Path) -> None:
     """The daily trend and the report count the same rows the same way (a shadow run is not traffic)."""
-    from router.report import build_report, month_bounds
+    from router.ledger.report import build_report, month_bounds
 
     seed(seeded, [row(700, request_id="req-shadow-run", shadow_of="req-00001")])
     config = make_config(seeded)
@@ -575,7 +577,7 @@ async def test_labels_are_stored_shown_and_exported(seeded: str, tmp_path: Path)
     assert "Labelled <strong>math</strong> by ops" in detail
 
     out = tmp_path / "labelled.jsonl"
-    from router.export import main as export_main
+    from router.ledger.export import main as export_main
 
     cfg = write_config(tmp_path / "router.json", config)
     assert (

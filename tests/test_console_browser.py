@@ -21,10 +21,10 @@ import httpx
 import orjson
 import pytest
 
-from router.accounting import UsageRecorder
 from router.config import parse_config
-from router.export import main as export_main
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
+from router.ledger.export import main as export_main
+from router.ledger.writer import UsageRecorder
 from tests.conftest import fake_config
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, free_port, wait_until
 from tests.test_console import ADMIN_KEY, CLIENT_KEY, _labels, report_json, write_config

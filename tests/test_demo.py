@@ -19,7 +19,7 @@ def run_demo() -> tuple[subprocess.CompletedProcess[str], float]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OFFLOAD_CONFIG")}
     t0 = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "router.cli", "demo"],
+        [sys.executable, "-m", "router.ops.cli", "demo"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -69,7 +69,7 @@ def test_demo_shows_both_routes_a_fallback_and_the_report() -> None:
     for line in rows.values():
         assert int(line.split()[-1]) > 0, line
 
-    # The report section: from router.report, or the per-route totals the demo prints itself.
+    # The report section: from router.ledger.report, or the per-route totals the demo prints itself.
     report = out[out.index("Offload report") :]
     assert "local" in report and "cloud" in report, report
     # The money lines, at list prices and the box's cost: real amounts, not 0.00.

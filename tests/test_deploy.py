@@ -21,7 +21,7 @@ DASHBOARD = DEPLOY / "grafana" / "offload-router.json"
 PROM = DEPLOY / "prometheus"
 UNITS = sorted((DEPLOY / "systemd").glob("*.service"))
 
-# The proxy's metric names (router/metrics.py); vLLM's come from its own /metrics.
+# The proxy's metric names (router/edge/metrics.py); vLLM's come from its own /metrics.
 PROXY_METRICS = {
     "offload_requests_total",
     "offload_accounting_rows_lost_total",
@@ -213,7 +213,7 @@ def test_k8s_configmap_is_a_valid_router_config() -> None:
     local = config.backends["local"]
     assert len(local.urls) >= 2
     # Per-replica share of each Spark: 3 replicas must fit the recipe's max-num-seqs.
-    from router.recipe import load_recipe
+    from router.config.recipe import load_recipe
 
     recipe = load_recipe(ROOT / "config" / "laguna-spark.yaml")
     replicas = _k8s()["Deployment/offload-router"]["spec"]["replicas"]

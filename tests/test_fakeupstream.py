@@ -17,17 +17,9 @@ import httpx
 import openai
 import pytest
 
-from router.fakeupstream import (
-    REASONING,
-    Behaviour,
-    RunningFake,
-    cache_split,
-    example_arguments,
-    plan_reply,
-    prompt_tokens,
-    start_in_thread,
-    within_limit,
-)
+from router.fake.protocol import REASONING, Behaviour
+from router.fake.replies import cache_split, example_arguments, plan_reply, prompt_tokens, within_limit
+from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import fake_config, fake_state
 from tests.harness import CLOUD_KEY, LOCAL_MODEL, wait_until
 

@@ -16,7 +16,7 @@ import httpx
 import openai
 import pytest
 
-from router.fakeupstream import start_in_thread
+from router.fake.upstream import start_in_thread
 from tests.conftest import fake_config, fake_state
 from tests.harness import ProxyServer, free_port, make_config, wait_until
 
@@ -37,7 +37,7 @@ class FakeProcess:
 
     def start(self) -> FakeProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "router.fakeupstream", "--port", str(self.port), "--mode", "vllm"],
+            [sys.executable, "-m", "router.fake.upstream", "--port", str(self.port), "--mode", "vllm"],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )

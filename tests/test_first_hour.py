@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from router.backends import Pool
 from router.config import DEFAULT_CONFIG_PATH, env_references, parse_config, read_yaml
-from router.init import planned_files
+from router.forward.backends import Pool
+from router.ops.init import planned_files
 
 ROOT = Path(__file__).resolve().parent.parent
 OFFLOAD = ROOT / ".venv" / "bin" / "offload"

@@ -14,8 +14,8 @@ import httpx
 import openai
 import pytest
 
-from router.backends import own_resource_error
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
+from router.forward.backends import own_resource_error
 from tests.conftest import fake_config, fake_state
 from tests.harness import CLOUD_KEY, USER, ProxyServer, make_config, wait_until
 
@@ -212,7 +212,7 @@ def test_memory_returns_after_a_burst_of_large_requests(tmp_path, local_fake):
         f"database: {{enabled: false}}\nbackends: {{local: {{kind: vllm, base_url: '{local_fake.url}', model: m}}}}\n"
     )
     serve = subprocess.Popen(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(port)],
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/v1/chat/completions"

@@ -52,15 +52,9 @@ from pydantic_ai.models.openai import OpenAIResponsesModel as PydanticResponsesM
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from classifier import IntentModel
-from router.fakeupstream import (
-    REASONING,
-    Behaviour,
-    RunningFake,
-    plan_reply,
-    prompt_tokens,
-    start_in_thread,
-    within_limit,
-)
+from router.fake.protocol import REASONING, Behaviour
+from router.fake.replies import plan_reply, prompt_tokens, within_limit
+from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import fake_config, fake_state
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, make_config, wait_until
 

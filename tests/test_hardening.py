@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.datastructures import Headers
 
-from router.auth import KeyStore
 from router.config import AuthConfig
-from router.fakeupstream import RunningFake, start_in_thread
-from router.limits import RateLimits
+from router.edge.auth import KeyStore
+from router.edge.limits import RateLimits
+from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import CLOUD_KEY, fake_state
 from tests.harness import USER, ProxyServer, make_config, wait_until
 
@@ -691,7 +691,7 @@ def test_admin_state_needs_an_admin_key_and_redacts_secrets(keyed):
 
 
 def test_redaction_covers_urls_and_future_secret_fields():
-    from router.app import _redact
+    from router.redact import redact_secrets as _redact
 
     tree = {
         "database": {"url": "postgresql+psycopg://offload:hunter2@db:5432/offload"},
@@ -781,13 +781,13 @@ _JSON = st.recursive(
 @settings(max_examples=300, deadline=None)
 def test_depth_check_agrees_with_the_explicit_walk(body: dict[str, Any], limit: int) -> None:
     """The recursive depth check (fast, bounded by the limit) answers as the explicit-stack walk."""
-    from router.intake import _depth_exceeds, _depth_exceeds_iterative
+    from router.edge.intake import _depth_exceeds, _depth_exceeds_iterative
 
     assert _depth_exceeds(body, limit) == _depth_exceeds_iterative(body, limit)
 
 
 def test_depth_check_survives_a_nesting_far_beyond_any_limit() -> None:
-    from router.intake import _RECURSION_SAFE, _depth_exceeds
+    from router.edge.intake import _RECURSION_SAFE, _depth_exceeds
 
     hostile: Any = 1
     for _ in range(100_000):

@@ -24,9 +24,11 @@ import orjson
 import pytest
 import sqlalchemy as sa
 
-from router import db
-from router.accounting import SHORT_TEXT_MAX, UsageRecorder, UsageRow, row_values
 from router.config import DatabaseConfig
+from router.ledger import db
+from router.ledger.columns import SHORT_TEXT_MAX, row_values
+from router.ledger.models import UsageRow
+from router.ledger.writer import UsageRecorder
 from tests.harness import USER, ProxyServer, make_config, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,9 +135,9 @@ async def test_rows_the_database_still_refuses_are_counted_and_kept(pg_url: str,
     assert recorder.rows_rejected == 2 and recorder.rows_lost == 0  # the refused row and the torn line
     kept = (spool / "usage.jsonl.rejected").read_bytes().splitlines()
     assert len(kept) == 2 and b"{torn" in kept and any(b"not-a-number" in line for line in kept)
-    from router.backends import Pool
     from router.config import parse_config
-    from router.metrics import Metrics
+    from router.edge.metrics import Metrics
+    from router.forward.backends import Pool
 
     config = parse_config(
         {"backends": {"local": {"kind": "vllm", "base_url": "http://127.0.0.1:9/v1", "model": "m"}}}
@@ -182,7 +184,8 @@ _EXHAUSTED = textwrap.dedent(
     import asyncio, json, os, resource, sys
     from datetime import UTC, datetime
     resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
-    from router.accounting import UsageRecorder, UsageRow
+    from router.ledger.writer import UsageRecorder
+    from router.ledger.models import UsageRow
     from router.config import DatabaseConfig
 
     async def main():
@@ -308,7 +311,7 @@ async def test_a_killed_process_journal_is_replayed_at_start(db_url: str, tmp_pa
 
 def _serve(config: Path, port: int) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(port)],
         cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         stdout=subprocess.DEVNULL,

@@ -81,7 +81,7 @@ def run(*args: str, limit_memory: bool = False) -> subprocess.CompletedProcess[s
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
     return subprocess.run(
-        [sys.executable, "-m", "router.cli", *args],
+        [sys.executable, "-m", "router.ops.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

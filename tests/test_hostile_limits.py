@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from router.config import ClientKey, parse_config
+from router.edge.limits import RateLimits, estimate_tokens
 from router.errors import ProxyError
-from router.limits import RateLimits, estimate_tokens
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, USER, ProxyServer
 
 BUDGET = 1000

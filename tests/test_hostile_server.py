@@ -81,7 +81,7 @@ def served(tmp_path: Path, local_fake) -> Iterator[Served]:
         )  # an unbounded server must not take the machine
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(port)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,

@@ -253,7 +253,7 @@ def _serving(installed: Installed, workdir: Path) -> Iterator[str]:
     port, vllm_port = _free_port(), _free_port()
     python = str(installed.bin / "python")
     fake = subprocess.Popen(
-        [python, "-m", "router.fakeupstream", "--port", str(vllm_port), "--mode", "vllm"],
+        [python, "-m", "router.fake.upstream", "--port", str(vllm_port), "--mode", "vllm"],
         cwd=workdir,
         env=_clean_env(),
         stdout=subprocess.DEVNULL,

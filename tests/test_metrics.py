@@ -19,8 +19,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from router.fakeupstream import RunningFake, start_in_thread
-from router.metrics import REJECT_REASONS
+from router.edge.metrics import REJECT_REASONS
+from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import CLOUD_KEY, fake_config
 from tests.harness import ProxyServer, make_config, wait_until
 

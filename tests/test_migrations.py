@@ -10,10 +10,10 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from router import db
-from router.accounting import UsageRecorder
 from router.config import DatabaseConfig
-from router.models import Base
+from router.ledger import db
+from router.ledger.models import Base
+from router.ledger.writer import UsageRecorder
 
 
 def _indexes(url: str) -> set[str]:
@@ -84,7 +84,7 @@ async def test_recorder_start_refuses_stale_postgres(pg_url: str, tmp_path: Path
 
 
 def test_models_match_migrations(db_url: str) -> None:
-    """router.models and the migrations describe the same schema (no autogenerate diff)."""
+    """router.ledger.models and the migrations describe the same schema (no autogenerate diff)."""
     db.upgrade(db_url)
     engine = db.make_engine(db_url, pooled=False)
     with engine.connect() as conn:
@@ -105,7 +105,7 @@ def test_db_main_upgrade_from_any_cwd(tmp_path: Path, monkeypatch: pytest.Monkey
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    from router.cli import main
+    from router.ops.cli import main
 
     assert main(["db", "upgrade", "--config", str(cfg)]) == 0
     assert db.current_revision(url) == db.head_revision()

@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from classifier import IntentModel
+from router.decide.policy import Decision, Policy
 from router.errors import ProxyError
-from router.policy import Decision, Policy
 from tests.harness import ProxyServer, make_config
 
 LOCAL, CLOUD = "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"
@@ -196,7 +196,7 @@ def test_classify_cli_single_and_batch(tmp_path: Path):
         )
     )
     out = subprocess.run(
-        [sys.executable, "-m", "router.cli", "classify", "--batch", str(batch)],
+        [sys.executable, "-m", "router.ops.cli", "classify", "--batch", str(batch)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -208,7 +208,7 @@ def test_classify_cli_single_and_batch(tmp_path: Path):
     assert (lines[1]["id"], lines[1]["intent"], lines[1]["route"]) == (2, "writing", "cloud")
     assert lines[2]["id"] == 3 and "not valid JSON" in lines[2]["error"]
     single = subprocess.run(
-        [sys.executable, "-m", "router.cli", "classify", "what is 17 * 23 exactly, show the steps"],
+        [sys.executable, "-m", "router.ops.cli", "classify", "what is 17 * 23 exactly, show the steps"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -407,8 +407,8 @@ def test_tool_loops_and_media_in_responses_and_messages(model):
 def test_malformed_part_and_item_types_do_not_raise(model):
     """A client's list where a part's or item's ``type`` string belongs is decided on and
     adapted (the backend refuses it), never a 500: the type sets are hashed, a list is not."""
-    from router.backends import Backend
     from router.dialects import MESSAGES, RESPONSES
+    from router.forward.backends import Backend
 
     config = make_config(LOCAL, CLOUD)
     vllm = Backend("local", config.backends["local"], config.health)

@@ -45,9 +45,9 @@ from typing import Any
 import httpx
 import pytest
 
-from router.accounting import UsageRecorder
-from router.fakeupstream import RunningFake, start_in_thread
-from router.metrics import REJECT_REASONS
+from router.edge.metrics import REJECT_REASONS
+from router.fake.upstream import RunningFake, start_in_thread
+from router.ledger.writer import UsageRecorder
 from tests.conftest import CLOUD_KEY, fake_config
 from tests.harness import ProxyServer, make_config, wait_until
 from tests.prometheus_harness import (

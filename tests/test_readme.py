@@ -27,9 +27,9 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
-from router.fakeupstream import RunningFake
-from tests.agent_clis import cli, run_claude, run_codex
+from router.fake.upstream import RunningFake
 from tests.agent_clis import claude_env as cli_claude_env
+from tests.agent_clis import cli, run_claude, run_codex
 from tests.conftest import fake_config
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, free_port, wait_until
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from router import recipe as recipe_mod
 from router.config import BackendConfig, load_config
-from router.recipe import RecipeError, apply_recipe, apply_recipes, load_recipe, main, render_command
+from router.config.recipe import RecipeError, apply_recipe, apply_recipes, load_recipe, render_command
+from router.ops import vllm_command as recipe_mod
+from router.ops.vllm_command import main
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "config" / "laguna-spark.yaml"

@@ -11,9 +11,11 @@ from typing import Any
 import orjson
 import pytest
 
-from router import db, report
-from router.accounting import UsageRow, insert_rows, row_values
 from router.config import Config, ReportConfig, parse_config
+from router.ledger import db, report
+from router.ledger.columns import row_values
+from router.ledger.insert import insert_rows
+from router.ledger.models import UsageRow
 
 GRAFANA_SQL = Path(__file__).resolve().parent.parent / "deploy" / "sql" / "monthly_report.sql"
 

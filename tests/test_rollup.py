@@ -20,11 +20,13 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from router import db, report
-from router.accounting import UsageRecorder, UsageRow, insert_rows, row_values
 from router.config import Config, DatabaseConfig
 from router.console import queries
-from router.models import usage_table
+from router.ledger import db, report
+from router.ledger.columns import row_values
+from router.ledger.insert import insert_rows
+from router.ledger.models import UsageRow, usage_table
+from router.ledger.writer import UsageRecorder
 from tests.test_report import config_for
 
 MONTHS = ("2026-08", "2026-09", "2026-10")

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
 from router.config import ServerConfig
+from router.decide.policy import Policy, load_classifier
+from router.edge.intake import check_chat, check_completions, check_embeddings, parse_json_object
 from router.errors import ProxyError
-from router.fakeupstream import start_in_thread
-from router.intake import check_chat, check_completions, check_embeddings, parse_json_object
-from router.policy import Policy, load_classifier
+from router.fake.upstream import start_in_thread
 from tests.conftest import CLOUD_KEY
 from tests.harness import ProxyServer, make_config
 

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from router.config import parse_config
-from router.fakeupstream import RunningFake, start_in_thread
+from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import fake_config, fake_state
 from tests.harness import USER, MemoryRecorder, ProxyServer, free_port, wait_until
 

@@ -16,12 +16,12 @@ import orjson
 import pytest
 
 from classifier import IntentModel
-from router.accounting import UsageRecorder
-from router.agreement import judge
-from router.cli import main as offload
 from router.config import load_config, parse_config
-from router.fakeupstream import RunningFake
-from router.policy import Policy
+from router.decide.policy import Policy
+from router.fake.upstream import RunningFake
+from router.ledger.writer import UsageRecorder
+from router.ops.cli import main as offload
+from router.shadow.agreement import judge
 from tests.conftest import fake_config, fake_state
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, wait_until
 

@@ -91,7 +91,7 @@ class Fake:
 
 def start_fake(mode: str, *args: str) -> Fake:
     port = free_port()
-    cmd = [sys.executable, "-m", "router.fakeupstream", "--port", str(port), "--mode", mode, *args]
+    cmd = [sys.executable, "-m", "router.fake.upstream", "--port", str(port), "--mode", mode, *args]
     return Fake(spawn(cmd, port), f"http://127.0.0.1:{port}")
 
 
@@ -176,7 +176,16 @@ def start_cluster(tmp: Path, redis_url: str) -> Cluster:
     try:
         for _ in range(REPLICAS):
             port = free_port()
-            cmd = [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "router.ops.cli",
+                "serve",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+            ]
             cluster.procs.append(spawn(cmd, port))
             cluster.roots.append(f"http://127.0.0.1:{port}")
     except Exception:

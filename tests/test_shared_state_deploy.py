@@ -15,7 +15,7 @@ import redis
 import yaml
 
 from router.config import parse_config
-from router.recipe import load_recipe
+from router.config.recipe import load_recipe
 from tests.harness import ProxyServer, make_config, wait_until
 from tests.test_shared_state_logic import REDIS_URL, need_redis
 

@@ -1,5 +1,5 @@
 """The shared state's own logic, against a real Redis: slot leases (the Lua scripts),
-per-key windows (the same arithmetic as router/limits.py), response ids, and the
+per-key windows (the same arithmetic as router/edge/limits.py), response ids, and the
 fallback when Redis is away or slow. The proxy-level tests with three replicas are in
 tests/test_shared_state.py.
 
@@ -25,13 +25,15 @@ import pytest
 import pytest_asyncio
 import redis
 
-from router.backends import Backend, Breaker, Endpoint, Server, Unavailable
 from router.config import ClientKey, ConfigError, StateConfig, parse_config
+from router.edge.limits import RateLimits
 from router.errors import ProxyError
-from router.limits import RateLimits
-from router.response_ids import ResponseOwners
-from router.shared import InProcess, LocalSlots, shared_state
-from router.shared_redis import RedisState
+from router.forward.backends import Backend, Endpoint, Server, Unavailable
+from router.forward.breaker import Breaker
+from router.forward.response_ids import ResponseOwners
+from router.forward.shared import InProcess, LocalSlots
+from router.forward.shared_redis import RedisState
+from router.forward.sharing import shared_state
 from tests.harness import free_port
 
 REDIS_URL = os.environ.get("OFFLOAD_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

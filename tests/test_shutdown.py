@@ -55,7 +55,7 @@ def served(tmp_path: Path, local_fake: Any, cloud_fake: Any) -> Iterator[tuple[s
     port = free_port()
     config = write_config(tmp_path, local_fake.url, cloud_fake.url)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(port)],
         cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE,

@@ -16,10 +16,10 @@ import pytest
 import sqlalchemy as sa
 
 from classifier import IntentModel
-from router.accounting import UsageRecorder
-from router.cli import main as offload
 from router.config import load_config
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
+from router.ledger.writer import UsageRecorder
+from router.ops.cli import main as offload
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, ProxyServer, wait_until
 
 CORPUS = Path(__file__).resolve().parent.parent / "classifier" / "data" / "train.jsonl"

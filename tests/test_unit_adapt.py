@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from router.backends import Backend
 from router.config import parse_config
 from router.dialects import CHAT, COUNT_TOKENS, EMBEDDINGS, MESSAGES, RESPONSES, Dialect
 from router.dialects.chat import VLLM_ONLY_FIELDS as CHAT_VLLM_ONLY
+from router.forward.backends import Backend
 
 _CONFIG = parse_config(
     {

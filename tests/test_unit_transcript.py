@@ -1,4 +1,4 @@
-"""The stored text of an answer (``database.store_text``): router/transcript.py for chat and
+"""The stored text of an answer (``database.store_text``): router/forward/transcript.py for chat and
 completions, and the Responses and Messages dialects' own, whole and streamed alike."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from router.dialects import CHAT, MESSAGES, RESPONSES
-from router.transcript import Transcript
+from router.forward.transcript import Transcript
 
 
 def whole_message(content: str | None, calls: list[tuple[str, str]], index: int = 0) -> dict[str, Any]:

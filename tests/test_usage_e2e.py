@@ -10,9 +10,9 @@ import openai
 import pytest
 import sqlalchemy as sa
 
-from router import db
-from router.accounting import UsageRecorder
 from router.config import DatabaseConfig
+from router.ledger import db
+from router.ledger.writer import UsageRecorder
 from tests.conftest import fake_config
 from tests.harness import ProxyServer, make_config, wait_until
 from tests.test_accounting import TcpProxy
@@ -137,8 +137,8 @@ async def test_database_outage_under_traffic_loses_no_row(pg_url, tmp_path, loca
 
 def test_sqlite_is_created_and_migrated_by_serve(tmp_path):
     url = f"sqlite:///{tmp_path}/fresh.db"
-    from router.cli import _prepare_database
     from router.config import parse_config
+    from router.ops.cli import _prepare_database
 
     config = parse_config(
         {
@@ -161,7 +161,7 @@ def test_serve_refuses_out_of_date_postgres(pg_url, tmp_path, behind):
         f"database: {{url: '{pg_url}'}}\nbackends: {{local: {{kind: vllm, base_url: 'http://127.0.0.1:9/v1', model: m}}}}\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", "0"],
+        [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -185,7 +185,7 @@ def test_serve_starts_while_the_database_is_unreachable(tmp_path):
         "backends: {local: {kind: vllm, base_url: 'http://127.0.0.1:9/v1', model: m}}\n"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "router.cli", "serve", "--config", str(config), "--port", str(port)],
+        [sys.executable, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(port)],
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from router.config import ConfigError
-from router.fakeupstream import RunningFake
+from router.fake.upstream import RunningFake
 from tests.conftest import fake_config, fake_state
 from tests.harness import USER, ProxyServer, make_config
 

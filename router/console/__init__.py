@@ -24,7 +24,7 @@ from router.console.session import Sessions
 from router.console.views import build
 
 if TYPE_CHECKING:
-    from router.app import ProxyState
+    from router.edge.state import ProxyState
 
 
 def router(state: ProxyState, *, ttl_s: float = 60.0) -> APIRouter:

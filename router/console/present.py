@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.config import INTENTS, Config
-from router.export import as_training_line
+from router.ledger.export import as_training_line
 
 SYSTEM_HEAD = 2_000  # characters of the system prompt shown
 TURN_HEAD = 8_000  # characters of the last user turn shown

@@ -5,11 +5,11 @@ console's worker threads (``router/console/service.py``), never on the event loo
 and each reads only what an index hands it: the newest rows of one client, intent,
 reason or of the fallbacks (migration 0004), one request by its unique id, the
 labels joined to their rows by that id. The month's money comes from
-``router.report.build_report`` itself; :func:`daily` adds its trend by day, from the
+``router.ledger.report.build_report`` itself; :func:`daily` adds its trend by day, from the
 same per-day rollup (``usage_daily``).
 
 "Answered" means what the report means: neither an HTTP error nor an error type. A shadow
-run (router/shadow.py) is not the month's traffic (the rollup leaves it out); the Decisions
+run (router/shadow/runs.py) is not the month's traffic (the rollup leaves it out); the Decisions
 view lists it, marked, rather than add a condition that no index could check.
 """
 
@@ -22,8 +22,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from router.models import Label, labels_table, usage_daily_table, usage_table
-from router.report import utc_day
+from router.ledger.models import Label, labels_table, usage_daily_table, usage_table
+from router.ledger.report import utc_day
 
 u = usage_table.c
 d = usage_daily_table.c
@@ -59,7 +59,7 @@ class Day:
 
 def daily(conn: Connection, start: datetime, end: datetime) -> list[Day]:
     """Each UTC day of ``[start, end)`` (UTC midnights), with zeros for days without rows:
-    one read of the per-day rollup (``router.models.UsageDaily``), grouped by day and route.
+    one read of the per-day rollup (``router.ledger.models.UsageDaily``), grouped by day and route.
 
     The rollup counts what the report counts (real traffic, errors as the report's errors),
     so the days add up to the month's report.

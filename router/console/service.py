@@ -6,7 +6,7 @@ does its inserts: a burst of console views can only queue behind itself. Each
 query opens its own connection (no pool held between views) and never uses the
 writer's engine.
 
-A month's figures are ``router.report.build_report`` itself (the same code as
+A month's figures are ``router.ledger.report.build_report`` itself (the same code as
 ``offload report``) plus the daily trend (:func:`router.console.queries.daily`).
 Both scan the whole month, which on a million rows takes longer than a page may
 (bench/README.md), so they are kept per month and recomputed in the background
@@ -35,8 +35,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from router.config import Config
 from router.console import queries
 from router.console.session import ConsoleError
-from router.db import describe_error, is_sqlite, make_engine
-from router.report import build_report, month_bounds
+from router.ledger.db import describe_error, is_sqlite, make_engine
+from router.ledger.report import build_report, month_bounds
 
 log = logging.getLogger("offload.console")
 

@@ -41,8 +41,8 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 
-from router.auth import KeyStore
 from router.config import AuthConfig
+from router.edge.auth import KeyStore
 from router.errors import ProxyError
 
 COOKIE = "offload_console"

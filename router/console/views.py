@@ -18,12 +18,12 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from router.backends import Pool
 from router.config import INTENTS, Config
 from router.console import charts, present, queries, render
 from router.console.service import Console, MonthFigures
 from router.console.session import COOKIE, PATH, ConsoleError, Session, Sessions
-from router.report import month_bounds
+from router.forward.backends import Pool
+from router.ledger.report import month_bounds
 
 log = logging.getLogger("offload.console")
 

@@ -1,7 +1,7 @@
 """One dialect per API the proxy speaks (see ``router/dialects/base.py``).
 
 ``BY_PATH`` maps each forwarding endpoint to its dialect; ``router/app.py``
-wires the endpoints from it and ``router/proxy.py`` forwards through it.
+wires the endpoints from it and ``router/forward/proxy.py`` forwards through it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What every API dialect provides, and the pieces they share.
 
 A dialect knows one API's shapes, so that one forwarding path serves them all
-(``router/proxy.py`` never looks inside a body):
+(``router/forward/proxy.py`` never looks inside a body):
 
 * ``check``: the few fields the proxy itself reads have the right types;
 * ``view``: a chat-shaped view of the request for the policy and the
@@ -25,8 +25,8 @@ import orjson
 from router.errors import OPENAI, Shape
 
 if TYPE_CHECKING:
-    from router.backends import Backend
     from router.config import ServerConfig
+    from router.forward.backends import Backend
 
 
 class Usage(NamedTuple):

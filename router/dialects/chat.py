@@ -26,13 +26,13 @@ from router.dialects.base import (
     count,
     events_of,
 )
+from router.edge.intake import check_chat, check_completions, check_embeddings
 from router.errors import sse_error_event
-from router.intake import check_chat, check_completions, check_embeddings
-from router.transcript import Transcript
+from router.forward.transcript import Transcript
 
 if TYPE_CHECKING:
-    from router.backends import Backend
     from router.config import ServerConfig
+    from router.forward.backends import Backend
 
 # vLLM-only request fields: OpenAI answers 400 for each.
 VLLM_ONLY_FIELDS = frozenset(

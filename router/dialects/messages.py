@@ -42,12 +42,12 @@ from router.dialects.base import (
     type_of,
     upstream_model,
 )
+from router.edge.intake import check_messages
 from router.errors import ANTHROPIC
-from router.intake import check_messages
 
 if TYPE_CHECKING:
-    from router.backends import Backend
     from router.config import ServerConfig
+    from router.forward.backends import Backend
 
 # Fields vLLM accepts and Anthropic answers 400 ("Extra inputs are not permitted") for.
 VLLM_ONLY_FIELDS = frozenset(

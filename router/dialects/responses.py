@@ -37,11 +37,11 @@ from router.dialects.base import (
     sse_event,
     type_of,
 )
-from router.intake import check_responses
+from router.edge.intake import check_responses
 
 if TYPE_CHECKING:
-    from router.backends import Backend
     from router.config import ServerConfig
+    from router.forward.backends import Backend
 
 # vLLM-only request fields on Responses: OpenAI answers 400 "Unknown parameter" for each.
 VLLM_ONLY_FIELDS = frozenset(

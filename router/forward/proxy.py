@@ -1,0 +1,474 @@
+"""Forwarding: one path for every API, through that API's dialect.
+
+The body arrives parsed once (a dict). For each backend tried, the dialect
+adapts a shallow copy (model, extras, thinking, what that kind rejects) and
+serialises it once. Before the first byte reaches the client, a failure moves
+the request to the next candidate (``Pool.candidates``: the decided backend
+and its ``routing.fallbacks``, each serving the request's API, and only those
+the caller's key may use); after it, a stream ends the way its API ends a
+failure, never in a silent truncation. Nothing here changes the call: every request
+ends in one immutable :class:`~router.forward.call.Outcome`, built in one place
+(:meth:`Forwarder._settle`) and handed to ``finish`` (its usage row, metrics, limits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from starlette.responses import Response
+from starlette.types import Receive
+
+from router.config import CapacityConfig
+from router.decide.policy import PINNED
+from router.dialects import Adapted, Usage, Whole
+from router.errors import ProxyError, SecretMask, normalise_upstream_error
+from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
+from router.forward.call import Call, Outcome, Served
+from router.forward.response_ids import ResponseOwners
+from router.forward.streaming import RelayResponse, cancel_on_disconnect
+
+log = logging.getLogger("offload.proxy")
+
+# Upstream headers a client needs to back off as the upstream asks (SDKs honour them).
+_RELAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry")
+_RELAYED_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+
+
+class UpstreamFailure(Unavailable):
+    """The request failed before any byte of an answer: try the next backend. (An
+    ``Unavailable`` means no attempt was made; telling them apart gives 502 or 503.)
+    ``blames_backend`` is false when the proxy itself ran out of descriptors or memory."""
+
+    def __init__(self, reason: str, message: str, blames_backend: bool = True) -> None:
+        super().__init__(reason, message)
+        self.blames_backend = blames_backend
+
+
+class AnswerTooLarge(Exception):
+    """A non-streamed answer passed the backend's ``max_response_bytes``."""
+
+
+@dataclass(slots=True)
+class _Trail:
+    """How far one forward() got: what a client leaving midway settles with."""
+
+    served: Served | None = None
+    failures: list[Unavailable] = field(default_factory=list)
+
+
+class Forwarder:
+    def __init__(
+        self,
+        pool: Pool,
+        capacity: CapacityConfig,
+        finish: Callable[[Call, Outcome], None],
+        on_fallback: Callable[[str, str, str], None],
+        mask: SecretMask,
+        owners: ResponseOwners,
+    ) -> None:
+        self.pool = pool
+        self.capacity = capacity
+        self.finish = finish  # usage row, metrics and limits, once per request
+        self.on_fallback = on_fallback
+        self.mask = mask  # configured secrets, masked in anything relayed from an error
+        self.owners = owners  # response id → the backend that minted it
+
+    # ----------------------------------------------------------- settling
+
+    def _settle(
+        self,
+        call: Call,
+        trail: _Trail,
+        status: int,
+        usage: Usage | None = None,
+        *,
+        billed: bool = True,
+        error_type: str | None = None,
+        completion_estimate: int = 0,
+        text: str | None = None,
+        ttft_ms: float | None = None,
+        response_id: str | None = None,
+    ) -> None:
+        """The request is over: its one :class:`Outcome`, handed to ``finish``. Without
+        usage, a request that reached a model is estimated; one that generated nothing
+        (``billed`` false) counts none."""
+        failures = trail.failures
+        outcome = Outcome(
+            status=status,
+            latency_ms=(time.perf_counter() - call.facts.t0) * 1000,
+            served=trail.served,
+            usage=usage,
+            billed=billed,
+            completion_estimate=completion_estimate,
+            error_type=error_type,
+            fallback_reason=failures[-1].reason if failures else None,
+            ttft_ms=ttft_ms,
+            response_id=response_id,
+            text=text if call.wants_text else None,
+        )
+        self.finish(call, outcome)
+
+    def _refuse(self, call: Call, trail: _Trail, error: ProxyError) -> Response:
+        """Answer with the proxy's own error (nothing was generated)."""
+        self._settle(call, trail, error.status, billed=False, error_type=error.code or f"http_{error.status}")
+        return error.response(route_headers(call, trail.served), shape=call.dialect.shape)
+
+    # ----------------------------------------------------------- forwarding
+
+    async def forward(self, call: Call, receive: Receive) -> Response:
+        """Answer from the first candidate that can. Until it answers (or a stream's first
+        bytes arrive) a client that leaves cancels the attempt at once: closing the upstream
+        connection makes vLLM abort the request and free its slot. Once a stream flows,
+        RelayResponse watches instead."""
+        trail = _Trail()
+
+        def disconnected() -> Response:
+            self._settle(call, trail, 499, error_type="client_disconnected")
+            return Response(status_code=499)
+
+        return await cancel_on_disconnect(receive, self._forward(call, trail), disconnected)
+
+    async def _forward(self, call: Call, trail: _Trail) -> Response:
+        """Try the candidates in order."""
+        candidates = self._candidates(call)
+        if not candidates:
+            return self._refuse(call, trail, self._unserved(call))
+        failures = trail.failures
+        last_error: tuple[int, bytes, dict[str, str]] | None = None
+        previous: Backend | None = None
+        for backend in candidates:
+            if previous is not None:
+                self.on_fallback(previous.name, backend.name, failures[-1].reason)
+            previous = backend
+            try:
+                endpoint = await backend.acquire(self._queue_timeout(backend))
+            except Unavailable as exc:
+                failures.append(exc)
+                continue
+            committed = False
+            response: aiohttp.ClientResponse | None = None
+            try:
+                adapted = call.dialect.adapt(call.body, backend, call.client_model)
+                streaming = call.facts.stream
+                deadline = _deadline(backend, streaming)
+                response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
+                if response.status >= 500 or response.status == 408:
+                    # Worth another backend; keep the answer in case none is left.
+                    last_error = (
+                        response.status,
+                        await self._read_error(response),
+                        relayed_headers(response),
+                    )
+                    backend.report(endpoint, ok=False)
+                    failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
+                    continue
+                trail.served = Served(
+                    backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(failures)
+                )
+                if streaming and response.status == 200:
+                    first = await self._first_chunk(backend, response, deadline)
+                    committed = True  # the stream owns the slot from here
+                    return self._stream(call, trail, backend, endpoint, response, first, adapted)
+                data = await self._read_whole(backend, response)
+                backend.report(endpoint, ok=True)
+                return self._whole(call, trail, backend, response, data)
+            except UpstreamFailure as exc:
+                if exc.blames_backend:
+                    backend.report(endpoint, ok=False)
+                failures.append(exc)
+            except AnswerTooLarge:
+                backend.report(endpoint, ok=True)  # it answered; the answer is the problem
+                limit = backend.config.max_response_bytes
+                message = (
+                    f"the answer of backend {backend.name!r} is larger than its max_response_bytes ({limit})"
+                )
+                return self._refuse(call, trail, ProxyError(502, message, code="upstream_answer_too_large"))
+            finally:
+                if not committed:
+                    # Also on cancellation (client gone): closing the connection,
+                    # not pooling it, is what makes vLLM abort the request.
+                    if response is not None:
+                        response.close()
+                    backend.release(endpoint)
+        return self._no_backend(call, trail, last_error)
+
+    def _candidates(self, call: Call) -> list[Backend]:
+        chain = self.pool.candidates(call.decision.backend, call.dialect.api)
+        if call.decision.reason == PINNED:
+            # State that lives in one backend (a previous response) cannot move.
+            chain = [b for b in chain if b.name == call.decision.backend]
+        allowed = call.allowed
+        if allowed is not None:
+            # A restricted key waits for, or is refused by, the backends it may use: never
+            # a (paid) fallback outside them.
+            chain = [b for b in chain if b.name in allowed or b.route in allowed]
+        return chain
+
+    async def answer_idle(
+        self, call: Call, backend: Backend, body: dict[str, Any], reserve: int
+    ) -> tuple[int, Whole]:
+        """Answer ``body`` (a non-streamed copy of the call's request) on an idle slot of
+        ``backend``: a shadow run. Unavailable when the box has no slot above ``reserve``;
+        cancelled (the slot freed at once) when real traffic needs it."""
+        endpoint = backend.take_idle(reserve)
+        response: aiohttp.ClientResponse | None = None
+        try:
+            adapted = call.dialect.adapt(body, backend, call.client_model)
+            response = await self._attempt(backend, endpoint, call, adapted.payload, None)
+            data = await self._read_whole(backend, response)
+            if response.status >= 400:
+                return response.status, Whole(None)
+            return response.status, call.dialect.whole(data, True)
+        finally:
+            if response is not None:
+                response.close()  # closed, not pooled: a cancelled copy aborts on vLLM at once
+            backend.release(endpoint)
+
+    def _unserved(self, call: Call) -> ProxyError:
+        api, decision = call.dialect.api, call.decision
+        if call.allowed is not None and self.pool.candidates(decision.backend, api):
+            return ProxyError(
+                503,
+                f"no backend that this key may use ({', '.join(sorted(call.allowed))}) serves this request",
+                code="no_allowed_backend",
+            )
+        return ProxyError(
+            503,
+            f"no backend on route {decision.route!r} or its fallbacks serves the {api} API: add "
+            f"{api!r} to backends.<name>.apis, or configure a backend whose kind serves it",
+            code="api_not_served",
+            type="server_error",
+        )
+
+    def _queue_timeout(self, backend: Backend) -> float:
+        if self.capacity.policy == "queue" and backend.config.max_concurrency:
+            return self.capacity.queue_timeout_s
+        return 0.0
+
+    async def _attempt(
+        self, backend: Backend, endpoint: Endpoint, call: Call, payload: bytes, deadline: float | None
+    ) -> aiohttp.ClientResponse:
+        """POST once (response headers by ``deadline`` for a stream); retry once a pooled
+        connection that the server had already closed."""
+        assert endpoint.session is not None
+        headers = {
+            "Content-Type": "application/json",
+            "X-Request-Id": call.facts.request_id,
+            **backend.auth_headers,
+            **(call.headers or {}),
+        }
+        url = endpoint.url + call.dialect.path + (f"?{call.query}" if call.query else "")
+        for attempt in (1, 2):
+            try:
+                async with asyncio.timeout_at(deadline):
+                    return await endpoint.session.post(url, data=payload, headers=headers)
+            except aiohttp.ServerDisconnectedError as exc:
+                if attempt == 2:
+                    raise UpstreamFailure("connection_reset", f"{backend.name}: {exc}") from None
+            except aiohttp.ClientConnectorError as exc:
+                if own_resource_error(exc):
+                    raise _own_failure(backend) from None
+                raise UpstreamFailure(
+                    "connect_error", f"{backend.name}: cannot connect ({exc.strerror})"
+                ) from None
+            except TimeoutError:
+                reason = "first_byte_timeout" if deadline is not None else "timeout"
+                raise UpstreamFailure(reason, f"{backend.name}: no answer in time") from None
+            except (aiohttp.ConnectionTimeoutError, aiohttp.SocketTimeoutError):
+                raise UpstreamFailure("timeout", f"{backend.name}: timed out") from None
+            except aiohttp.ClientError as exc:
+                raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
+            except OSError as exc:
+                if own_resource_error(exc):
+                    raise _own_failure(backend) from None
+                raise UpstreamFailure("connect_error", f"{backend.name}: {exc.strerror}") from None
+        raise AssertionError("unreachable")
+
+    async def _read_error(self, response: aiohttp.ClientResponse) -> bytes:
+        try:
+            return await response.content.read(64 * 1024)  # an error is small; a bigger one is cut
+        except (aiohttp.ClientError, TimeoutError):
+            return b""  # normalise_upstream_error still says which status it was
+
+    async def _first_chunk(
+        self, backend: Backend, response: aiohttp.ClientResponse, deadline: float | None
+    ) -> bytes:
+        """Wait for the stream's first bytes: until then the request can still move.
+        (On failure forward() closes the response: closed, not pooled, makes vLLM abort.)"""
+        try:
+            async with asyncio.timeout_at(deadline):
+                first = await response.content.readany()
+        except TimeoutError:
+            raise UpstreamFailure("first_byte_timeout", f"{backend.name}: no first byte in time") from None
+        except aiohttp.ClientError as exc:
+            raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
+        if not first:
+            raise UpstreamFailure("empty_stream", f"{backend.name}: closed the stream at once")
+        return first
+
+    async def _read_whole(self, backend: Backend, response: aiohttp.ClientResponse) -> bytes:
+        """The whole answer, never more than the backend's ``max_response_bytes`` in memory."""
+        limit = backend.config.max_response_bytes
+        if (response.content_length or 0) > limit:
+            raise AnswerTooLarge
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in response.content.iter_any():
+                size += len(chunk)
+                if size > limit:
+                    raise AnswerTooLarge
+                chunks.append(chunk)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _whole(
+        self, call: Call, trail: _Trail, backend: Backend, response: aiohttp.ClientResponse, data: bytes
+    ) -> Response:
+        status = response.status
+        if status >= 400:
+            data = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
+            # A rejected request generated (and bills) nothing.
+            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
+        else:
+            whole = call.dialect.whole(data, call.wants_text)
+            if whole.response_id is not None:
+                self.owners.remember(whole.response_id, backend.name)
+            self._settle(call, trail, status, whole.usage, text=whole.text, response_id=whole.response_id)
+        media = response.headers.get("Content-Type", "application/json")
+        headers = {**relayed_headers(response), **route_headers(call, trail.served)}
+        return Response(data, status_code=status, media_type=media, headers=headers)
+
+    def _stream(
+        self,
+        call: Call,
+        trail: _Trail,
+        backend: Backend,
+        endpoint: Endpoint,
+        response: aiohttp.ClientResponse,
+        first: bytes,
+        adapted: Adapted,
+    ) -> RelayResponse:
+        ttft_ms = (time.perf_counter() - call.facts.t0) * 1000
+        relay = call.dialect.relay(backend, adapted.client_wants_usage, call.wants_text)
+
+        def settle(status: int, error_type: str | None = None) -> None:
+            if relay.response_id is not None:
+                self.owners.remember(relay.response_id, backend.name)
+            if relay.errored and error_type is None:
+                error_type = "stream_error"
+            self._settle(
+                call,
+                trail,
+                status,
+                relay.usage,
+                error_type=error_type,
+                completion_estimate=relay.events,
+                text=relay.text(),
+                ttft_ms=ttft_ms,
+                response_id=relay.response_id,
+            )
+
+        async def events() -> AsyncIterator[bytes]:
+            complete = False
+            try:
+                out = relay.feed(first)
+                try:
+                    while not relay.done:
+                        if out:
+                            yield out
+                        chunk = await response.content.readany()
+                        # End of body without the API's normal end: finish() says so.
+                        out = relay.feed(chunk) if chunk else relay.finish()
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    out = relay.abort(f"upstream {backend.name} failed mid-stream: {type(exc).__name__}")
+                # `out` ends the stream. Count the request first, so that whoever
+                # has seen the end of a stream also sees its usage row and metrics.
+                complete = True
+                backend.report(endpoint, ok=not relay.errored)
+                settle(200)
+                if out:
+                    yield out
+            finally:
+                if complete:
+                    response.release()
+                else:
+                    # The client went away (this runs on cancellation): closing
+                    # the connection, not pooling it, makes vLLM abort the
+                    # request and free its slot at once.
+                    response.close()
+                    settle(499, "client_disconnected")
+                backend.release(endpoint)
+
+        return RelayResponse(
+            events(),
+            status_code=200,
+            media_type=response.headers.get("Content-Type", "text/event-stream"),
+            headers={**route_headers(call, trail.served), "Cache-Control": "no-cache"},
+        )
+
+    def _no_backend(
+        self, call: Call, trail: _Trail, last_error: tuple[int, bytes, dict[str, str]] | None
+    ) -> Response:
+        failures = trail.failures
+        if last_error is not None:
+            status, data, headers = last_error
+            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
+            return Response(
+                normalise_upstream_error(status, self.mask(data), call.dialect.shape),
+                status_code=status,
+                media_type="application/json",
+                headers={**headers, **route_headers(call, trail.served)},
+            )
+        tried = "; ".join(f.message for f in failures)
+        unconfigured = [f for f in failures if f.reason == "unconfigured"]
+        if unconfigured and len(unconfigured) == len(failures):
+            error = ProxyError(503, tried, code="backend_unconfigured", type="server_error")
+        elif any(isinstance(f, UpstreamFailure) and f.blames_backend for f in failures):
+            error = ProxyError(502, f"no backend could answer: {tried}", code="upstream_unavailable")
+        else:
+            error = ProxyError(503, f"no backend could answer: {tried}", code="no_backend_available")
+        return self._refuse(call, trail, error)
+
+
+def _deadline(backend: Backend, streaming: bool) -> float | None:
+    """A stream's response headers and first bytes are due within ``first_byte_s``. A whole
+    answer's headers come with the answer itself, so ``read_s`` bounds those."""
+    if not streaming:
+        return None
+    return asyncio.get_running_loop().time() + backend.config.timeouts.first_byte_s
+
+
+def _own_failure(backend: Backend) -> UpstreamFailure:
+    log.error("cannot reach %s: the proxy is out of file descriptors or memory", backend.name)
+    return UpstreamFailure(
+        "proxy_resources", "the proxy is out of descriptors or memory", blames_backend=False
+    )
+
+
+def relayed_headers(response: aiohttp.ClientResponse) -> dict[str, str]:
+    """The upstream's back-off headers (Retry-After, rate-limit state), for the client's SDK."""
+    return {
+        name: value
+        for name, value in response.headers.items()
+        if (lower := name.lower()) in _RELAYED_HEADERS or lower.startswith(_RELAYED_PREFIXES)
+    }
+
+
+def route_headers(call: Call, served: Served | None) -> dict[str, str]:
+    headers = {
+        "x-offload-route": served.backend if served else "none",
+        "x-offload-intent": call.decision.intent or "none",
+        "x-offload-fallback": "1" if served and served.fallback else "0",
+        "x-request-id": call.facts.request_id,
+    }
+    if served and served.thinking_note:
+        headers["x-offload-thinking"] = served.thinking_note
+    return headers

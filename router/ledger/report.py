@@ -1,0 +1,412 @@
+"""The monthly offload report: ``offload report --month YYYY-MM``.
+
+Months are calendar months in UTC. Money is in whatever currency the config's
+prices are in. Pricing follows OpenAI's usage semantics: ``cached_tokens`` is
+the part of ``prompt_tokens`` served from the prompt cache (billed at the
+cached price, or the input price when none is set) and reasoning tokens are
+part of ``completion_tokens``.
+
+Rows are grouped by the route that served them (``unrouted`` when none did).
+Per-route counts include failed requests (``errors``); the local share of
+requests counts answered ones only. Local tokens are valued at the prices of
+the local backend's first cloud fallback, else of the first cloud backend.
+
+The figures are read from ``usage_daily`` (``router.ledger.models.UsageDaily``), the
+per-day sums that database triggers keep as rows are written: the same numbers
+as aggregating the month's ``usage`` rows, without reading them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import csv
+import io
+import re
+import sys
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+import orjson
+from sqlalchemy import Select, func, inspect, select
+
+from router.config import Config, ConfigError, Price, load_config
+from router.ledger.db import SchemaOutOfDate, make_engine, sqlite_file_missing
+from router.ledger.models import UsageDaily, usage_daily_table, usage_table
+
+_MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
+_TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+UNROUTED = "unrouted"  # rows whose request was never served (route NULL)
+
+
+def month_bounds(month: str) -> tuple[datetime, datetime]:
+    """``[start, end)`` of a ``YYYY-MM`` month in UTC; ValueError otherwise."""
+    m = _MONTH.fullmatch(month or "")
+    if not m:
+        raise ValueError(f"--month must look like YYYY-MM (e.g. 2026-11), got {month!r}")
+    year, mon = int(m.group(1)), int(m.group(2))
+    start = datetime(year, mon, 1, tzinfo=UTC)
+    end = datetime(year + (mon == 12), mon % 12 + 1, 1, tzinfo=UTC)
+    return start, end
+
+
+def elapsed_hours(start: datetime, end: datetime, now: datetime) -> float:
+    """Hours of ``[start, end)`` that have passed at ``now``: all of a past month, none of a
+    future one, the hours so far of the month in progress (hardware and power accrue by them)."""
+    return max(0.0, (min(now, end) - start).total_seconds() / 3600)
+
+
+def current_month(now: datetime | None = None) -> str:
+    """``YYYY-MM`` of ``now`` (default: the present) in UTC: ``--month``'s default."""
+    return (now or datetime.now(UTC)).strftime("%Y-%m")
+
+
+def cost(price: Price, prompt: int, completion: int, cached: int) -> float:
+    cached = min(cached, prompt)
+    cached_price = (
+        price.input_per_mtok if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+    )
+    return (
+        (prompt - cached) * price.input_per_mtok + cached * cached_price + completion * price.output_per_mtok
+    ) / 1e6
+
+
+def reference_cloud(config: Config, local_backend: str, api: str = "chat") -> str | None:
+    """The cloud backend whose prices value a local backend's tokens of one API.
+
+    Where that traffic would have gone (the first cloud fallback that serves the
+    API, as the proxy resolves them: Messages traffic is priced as the Anthropic
+    backend's), else the first cloud backend serving the API, else the first cloud
+    backend in the config (also for a backend since removed from the config).
+    """
+    chain = config.fallback_chain(local_backend)[1:] if local_backend in config.backends else []
+    clouds = [n for n, b in config.backends.items() if b.route_name == "cloud"]
+    serving = [n for n in clouds if api in config.backends[n].served_apis]
+    for name in chain:
+        if name in serving:
+            return name
+    for name in chain:
+        same_route = [n for n in serving if config.backends[n].route_name == config.backends[name].route_name]
+        if config.backends[name].route_name == "cloud" and same_route:
+            return same_route[0]
+    return next(iter(serving or clouds), None)
+
+
+def _counts() -> dict[str, int]:
+    return {
+        "requests": 0,
+        "errors": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cached_tokens": 0,
+        "total_tokens": 0,
+    }
+
+
+def _add(into: dict[str, int], row: dict[str, Any]) -> None:
+    for key in ("requests", "errors", *_TOKENS):
+        into[key] += int(row[key] or 0)
+    into["total_tokens"] = into["prompt_tokens"] + into["completion_tokens"]
+
+
+def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    """The month's sums by the dimensions the report needs: one read of the per-day
+    rollup (``router.ledger.models.UsageDaily``), a few hundred rows, not a month of requests."""
+    if sqlite_file_missing(config.database.url):
+        return []  # do not create an empty database file just to report on it
+    engine = make_engine(config.database.url, pooled=False)
+    try:
+        with engine.connect() as conn:
+            tables = inspect(conn)
+            if not tables.has_table(usage_table.name):
+                return []  # nothing was ever recorded here
+            if not tables.has_table(UsageDaily.__tablename__):
+                raise SchemaOutOfDate(
+                    "the database schema predates the daily rollup (revision 0006); "
+                    "run: offload db upgrade --config PATH"
+                )
+            return [dict(r._mapping) for r in conn.execute(month_sums(start, end))]
+    finally:
+        engine.dispose()
+
+
+def month_sums(start: datetime, end: datetime) -> Select[Any]:
+    """Counts and token sums of the real traffic of ``[start, end)`` (UTC midnights), by
+    route, backend, intent, api, fallback and fallback reason; NULL where the rows had none.
+
+    Shadow runs (router/shadow/runs.py) are evidence, not traffic: the rollup leaves them out
+    and `offload compare` reads them. Groups whose rows were all deleted again sum to zero
+    requests and are left out, so that an emptied month reads as empty.
+    """
+    d = usage_daily_table.c
+    keys = [d.route, d.backend, d.intent, d.api, d.fallback, d.fallback_reason]
+    requests = func.sum(d.requests)
+    return (
+        select(
+            *(k if k is d.fallback else func.nullif(k, "").label(k.name) for k in keys),
+            requests.label("requests"),
+            func.sum(d.errors).label("errors"),
+            *(func.sum(d[name]).label(name) for name in _TOKENS),
+        )
+        .where(d.day >= utc_day(start), d.day < utc_day(end))
+        .group_by(*keys)
+        .having(requests > 0)
+    )
+
+
+def utc_day(at: datetime) -> date:
+    """The UTC day that starts at ``at``; ValueError for any other time (the rollup has
+    whole days only)."""
+    at = at.astimezone(UTC)
+    if at.time() != time(0):
+        raise ValueError(f"the usage rollup holds whole UTC days: {at.isoformat()} is not a midnight")
+    return at.date()
+
+
+def _merge(into: dict[str, Any], counts: dict[str, int], money: str, amount: float) -> None:
+    """Add one API's counts and money into a backend's entry."""
+    for key, n in counts.items():
+        into[key] += n
+    into[money] = _r(into[money] + amount)
+
+
+def _r(x: float) -> float:
+    return round(x, 6)
+
+
+def build_report(config: Config, month: str, now: datetime | None = None) -> dict[str, Any]:
+    start, end = month_bounds(month)
+    rows = _query(config, start, end)
+    now = now or datetime.now(UTC)
+    month_hours = calendar.monthrange(start.year, start.month)[1] * 24
+    hours = elapsed_hours(start, end, now)
+
+    total = _counts()
+    by_route: dict[str, dict[str, int]] = {}
+    by_intent: dict[str, dict[str, int]] = {}
+    by_api: dict[str, dict[str, int]] = {}
+    served: dict[tuple[str, str, str], dict[str, int]] = {}  # (route, backend, api) -> counts
+    fallbacks: dict[str, int] = {}
+    for row in rows:
+        route = row["route"] or UNROUTED
+        _add(total, row)
+        _add(by_route.setdefault(route, _counts()), row)
+        _add(by_intent.setdefault(row["intent"] or "unknown", _counts()), row)
+        api = row["api"] or "chat"  # rows from before the api column were chat-family traffic
+        _add(by_api.setdefault(api, _counts()), row)
+        if row["route"]:
+            # A served row without a backend name cannot be priced: it shows up as unpriced.
+            _add(served.setdefault((route, row["backend"] or "(unknown)", api), _counts()), row)
+        if row["fallback"]:
+            reason = row["fallback_reason"] or "unspecified"
+            fallbacks[reason] = fallbacks.get(reason, 0) + int(row["requests"])
+
+    local, cloud = by_route.get("local", _counts()), by_route.get("cloud", _counts())
+    # Shares count answered requests only: a failed request moved no work anywhere.
+    local_ok = local["requests"] - local["errors"]
+    routed_req = local_ok + cloud["requests"] - cloud["errors"]
+    routed_tok = local["total_tokens"] + cloud["total_tokens"]
+
+    spend: dict[str, Any] = {}
+    value: dict[str, Any] = {}
+    unpriced: list[str] = []
+    for (route, backend, api), c in sorted(served.items()):
+        if route == "cloud":
+            if backend not in config.backends:
+                if backend not in unpriced:
+                    unpriced.append(backend)  # served by a backend since removed from the config
+                continue
+            price = cost(config.backends[backend].price, *(c[t] for t in _TOKENS))
+            _merge(spend.setdefault(backend, {**_counts(), "cost": 0.0}), c, "cost", price)
+        elif route == "local":
+            ref = reference_cloud(config, backend, api)
+            worth = cost(config.backends[ref].price, *(c[t] for t in _TOKENS)) if ref else 0.0
+            entry = value.setdefault(
+                backend,
+                {
+                    **_counts(),
+                    "priced_as": reference_cloud(config, backend),
+                    "priced_as_by_api": {},
+                    "value": 0.0,
+                },
+            )
+            _merge(entry, c, "value", worth)
+            entry["priced_as_by_api"][api] = ref
+
+    hardware: dict[str, Any] = {}
+    for name, box in config.backends.items():
+        hw = box.hardware
+        if box.route_name != "local" or hw is None:
+            continue
+        # The month in progress pays for the hours it has had, not for the whole month.
+        amort = hw.cost / hw.amortisation_months * hours / month_hours
+        power = hw.watts * hours * hw.price_per_kwh / 1000
+        hardware[name] = {"amortisation": _r(amort), "power": _r(power), "total": _r(amort + power)}
+
+    spend_total = sum(v["cost"] for v in spend.values())
+    value_total = sum(v["value"] for v in value.values())
+    local_cost = sum(v["total"] for v in hardware.values())
+    return {
+        "month": month,
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "partial": now < end,
+        "currency": config.report.currency,
+        "empty": not rows,
+        "requests": total["requests"],
+        "errors": total["errors"],
+        "tokens": {
+            k: total[k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens")
+        },
+        "by_route": dict(sorted(by_route.items())),
+        "by_intent": dict(sorted(by_intent.items())),
+        "by_api": dict(sorted(by_api.items())),
+        "local_share": {
+            "requests": _r(local_ok / routed_req) if routed_req else 0.0,
+            "tokens": _r(local["total_tokens"] / routed_tok) if routed_tok else 0.0,
+        },
+        "fallbacks": {"count": sum(fallbacks.values()), "by_reason": dict(sorted(fallbacks.items()))},
+        "cloud_spend": {"total": _r(spend_total), "by_backend": spend, "unpriced_backends": unpriced},
+        "local_value": {"cloud_equivalent": _r(value_total), "by_backend": value},
+        "local_cost": {
+            "hours": _r(hours),
+            "month_hours": month_hours,
+            "amortisation": _r(sum(v["amortisation"] for v in hardware.values())),
+            "power": _r(sum(v["power"] for v in hardware.values())),
+            "total": _r(local_cost),
+            "by_backend": hardware,
+        },
+        "net_offload": _r(value_total - local_cost),
+    }
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _csv_rows(report: dict[str, Any]) -> Iterable[tuple[str, str, str, Any]]:
+    """Long format (section, key, metric, value): one number per line, easy to pivot."""
+    yield ("summary", "", "month", report["month"])
+    yield ("summary", "", "currency", report["currency"])
+    yield ("summary", "", "partial", str(report["partial"]).lower())
+    yield ("summary", "", "empty", str(report["empty"]).lower())
+    yield ("summary", "", "requests", report["requests"])
+    yield ("summary", "", "errors", report["errors"])
+    for k, v in report["tokens"].items():
+        yield ("summary", "", k, v)
+    yield ("summary", "", "local_share_requests", report["local_share"]["requests"])
+    yield ("summary", "", "local_share_tokens", report["local_share"]["tokens"])
+    for section in ("by_route", "by_intent", "by_api"):
+        for key, counts in report[section].items():
+            for metric, v in counts.items():
+                yield (section.removeprefix("by_"), key, metric, v)
+    yield ("fallbacks", "", "count", report["fallbacks"]["count"])
+    for reason, n in report["fallbacks"]["by_reason"].items():
+        yield ("fallbacks", reason, "count", n)
+    for backend, v in report["cloud_spend"]["by_backend"].items():
+        yield ("cloud_spend", backend, "cost", v["cost"])
+    yield ("cloud_spend", "", "total", report["cloud_spend"]["total"])
+    for backend, v in report["local_value"]["by_backend"].items():
+        yield ("local_value", backend, "cloud_equivalent", v["value"])
+    yield ("local_value", "", "cloud_equivalent", report["local_value"]["cloud_equivalent"])
+    for metric in ("amortisation", "power", "total"):
+        yield ("local_cost", "", metric, report["local_cost"][metric])
+    yield ("summary", "", "net_offload", report["net_offload"])
+
+
+def _table(report: dict[str, Any]) -> str:
+    month = report["month"]
+    if report["empty"]:
+        return f"No usage recorded in {month} (UTC): nothing to report.\n"
+    lines = [f"Offload report {month} (UTC){'  [month in progress]' if report['partial'] else ''}", ""]
+    head = f"{'':<14}{'requests':>10}{'errors':>8}{'prompt':>14}{'completion':>14}{'cached':>12}{'total':>14}"
+
+    def block(title: str, groups: dict[str, dict[str, int]]) -> None:
+        lines.extend([f"{title:<14}" + head[14:], "-" * len(head)])
+        for key, c in groups.items():
+            lines.append(
+                f"{key:<14}{c['requests']:>10,}{c['errors']:>8,}{c['prompt_tokens']:>14,}"
+                f"{c['completion_tokens']:>14,}{c['cached_tokens']:>12,}{c['total_tokens']:>14,}"
+            )
+        lines.append("")
+
+    block("route", report["by_route"])
+    block("intent", report["by_intent"])
+    block("api", report["by_api"])
+    share = report["local_share"]
+    lines.append(f"local share: {share['requests']:.1%} of requests, {share['tokens']:.1%} of tokens")
+    fb = report["fallbacks"]
+    reasons = ", ".join(f"{r} {n}" for r, n in fb["by_reason"].items())
+    lines.append(f"fallbacks: {fb['count']}" + (f" ({reasons})" if reasons else ""))
+    lines.append("")
+    cur = report["currency"]
+    lines.append(f"cloud spend (actual):             {report['cloud_spend']['total']:>12,.2f} {cur}")
+    if report["cloud_spend"]["unpriced_backends"]:
+        lines.append(f"  not priced (not in config): {', '.join(report['cloud_spend']['unpriced_backends'])}")
+    refs = sorted(
+        {str(r) for v in report["local_value"]["by_backend"].values() for r in v["priced_as_by_api"].values()}
+    )
+    lines.append(
+        f"local tokens at cloud prices:     {report['local_value']['cloud_equivalent']:>12,.2f} {cur}"
+        + (f"  (priced as {', '.join(refs)})" if refs else "")
+    )
+    lc = report["local_cost"]
+    lines.append(
+        f"local cost (hardware + power):    {lc['total']:>12,.2f} {cur}"
+        f"  ({lc['amortisation']:,.2f} amortisation + {lc['power']:,.2f} power over "
+        + (
+            f"{lc['hours']:,.1f} h of {lc['month_hours']} so far)"
+            if report["partial"]
+            else f"{lc['hours']:,.0f} h)"
+        )
+    )
+    lines.append(f"net offload:                      {report['net_offload']:>12,.2f} {cur}")
+    return "\n".join(lines) + "\n"
+
+
+def render(report: dict[str, Any], fmt: str = "table") -> str:
+    if fmt == "json":
+        return orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(("section", "key", "metric", "value"))
+        writer.writerows(_csv_rows(report))
+        return out.getvalue()
+    if fmt == "table":
+        return _table(report)
+    raise ValueError(f"unknown format {fmt!r}: use table, json or csv")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``offload report [--config PATH] [--month YYYY-MM] [--format table|json|csv]``."""
+    parser = argparse.ArgumentParser(prog="offload report", description="Monthly offload report.")
+    parser.add_argument(
+        "--config", default=None, help="config file (default: $OFFLOAD_CONFIG or config/router.yaml)"
+    )
+    parser.add_argument(
+        "--month", default=None, help="calendar month in UTC, YYYY-MM (default: the current month)"
+    )
+    parser.add_argument("--format", default="table", choices=("table", "json", "csv"))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed the usage error
+        return int(exc.code or 0)
+    args.month = args.month or current_month()
+    try:
+        month_bounds(args.month)
+    except ValueError as exc:
+        print(f"offload report: {exc}", file=sys.stderr)
+        return 2
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"offload report: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = build_report(config, args.month)
+    except Exception as exc:  # database errors: one line, not a traceback
+        print(f"offload report: cannot read usage from the database: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(render(report, args.format))
+    return 0

@@ -1,0 +1,1 @@
+"""The operator's commands: ``offload`` and its subcommands (serve, init, demo, ...)."""
