@@ -327,7 +327,9 @@ class RoutingConfig(_Strict):
     intents: dict[str, str | dict[str, float]] = Field(
         default_factory=lambda: dict[str, str | dict[str, float]](DEFAULT_ROUTES)
     )
-    fallbacks: dict[str, list[str]] = {}
+    # backend or route → where its traffic goes next, in order. Unset: each route falls back
+    # to the other (local → cloud, cloud → local), where both exist; {} turns fallback off.
+    fallbacks: dict[str, list[str]] | None = None
     mode: Literal["route", "shadow"] = "route"
     shadow_backend: str | None = None  # in shadow mode everything goes here
     confidence_floor: float = Field(0.5, ge=0, le=1)

@@ -24,7 +24,7 @@ import aiohttp
 from starlette.responses import Response
 from starlette.types import Receive
 
-from router.config import CapacityConfig
+from router.config import KIND_APIS, CapacityConfig
 from router.decide.policy import PINNED
 from router.dialects import Adapted, Usage, Whole
 from router.errors import ProxyError, SecretMask, normalise_upstream_error
@@ -38,6 +38,8 @@ log = logging.getLogger("offload.proxy")
 # Upstream headers a client needs to back off as the upstream asks (SDKs honour them).
 _RELAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry")
 _RELAYED_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+# Why a backend was passed over that only the operator can change: never worth a retry.
+_CONFIGURATION_REASONS = ("unconfigured", "api_not_served")
 
 
 class UpstreamFailure(Unavailable):
@@ -140,6 +142,13 @@ class Forwarder:
         if not candidates:
             return self._refuse(call, trail, self._unserved(call))
         failures = trail.failures
+        if candidates[0].route != call.decision.route:
+            # The decided route has no backend for this API: its traffic goes along the
+            # fallbacks to one that has (the local box serves all three), and the row says why.
+            failures.append(
+                Unavailable("api_not_served", f"route {call.decision.route!r} has no backend for it")
+            )
+            self.on_fallback(call.decision.backend, candidates[0].name, "api_not_served")
         last_error: tuple[int, bytes, dict[str, str]] | None = None
         previous: Backend | None = None
         for backend in candidates:
@@ -238,12 +247,11 @@ class Forwarder:
                 f"no backend that this key may use ({', '.join(sorted(call.allowed))}) serves this request",
                 code="no_allowed_backend",
             )
-        return ProxyError(
-            503,
-            f"no backend on route {decision.route!r} or its fallbacks serves the {api} API: add "
-            f"{api!r} to backends.<name>.apis, or configure a backend whose kind serves it",
+        kinds = " or ".join(f"kind: {kind}" for kind, apis in KIND_APIS.items() if api in apis)
+        return configuration_error(
+            f"no backend on route {decision.route!r} or its fallbacks serves the {api} API: add a "
+            f"backend with {kinds} to the config (or {api!r} to a vllm backend's apis)",
             code="api_not_served",
-            type="server_error",
         )
 
     def _queue_timeout(self, backend: Backend) -> float:
@@ -428,14 +436,26 @@ class Forwarder:
                 headers={**headers, **route_headers(call, trail.served)},
             )
         tried = "; ".join(f.message for f in failures)
-        unconfigured = [f for f in failures if f.reason == "unconfigured"]
-        if unconfigured and len(unconfigured) == len(failures):
-            error = ProxyError(503, tried, code="backend_unconfigured", type="server_error")
+        if failures and all(f.reason in _CONFIGURATION_REASONS for f in failures):
+            error = configuration_error(tried, code="backend_unconfigured")
         elif any(isinstance(f, UpstreamFailure) and f.blames_backend for f in failures):
             error = ProxyError(502, f"no backend could answer: {tried}", code="upstream_unavailable")
         else:
             error = ProxyError(503, f"no backend could answer: {tried}", code="no_backend_available")
         return self._refuse(call, trail, error)
+
+
+def configuration_error(message: str, code: str) -> ProxyError:
+    """A problem only the operator can fix: a 400 that SDKs and agents do not retry
+    (``x-should-retry: false``), never a 503 or Anthropic's ``overloaded_error``, which make
+    Claude Code retry for minutes and call it temporary."""
+    return ProxyError(
+        400,
+        f"offload-router is not configured to serve this: {message}",
+        code=code,
+        type="invalid_request_error",
+        headers={"x-should-retry": "false"},
+    )
 
 
 def _deadline(backend: Backend, streaming: bool) -> float | None:
