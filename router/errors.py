@@ -170,3 +170,14 @@ def _message(error: object, body: bytes, status: int) -> str:
     if isinstance(error, str):
         return error
     return body[:500].decode("utf-8", "replace").strip() or f"upstream answered HTTP {status}"
+
+
+def error_message(body: bytes) -> str:
+    """The message of an error body in either shape (for the access log), else ''."""
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return ""
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else ""

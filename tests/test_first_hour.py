@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from router.config import DEFAULT_CONFIG_PATH, env_references, parse_config, read_yaml
+from router.config import DEFAULT_CONFIG_PATH, ConfigError, env_references, parse_config, read_yaml
 from router.forward.backends import Pool
 from router.ops.init import planned_files
 
@@ -130,3 +130,28 @@ def test_make_serve_installs_the_runtime_only(tmp_path: Path) -> None:
     assert "offload-router" in names
     assert sorted(names & set(TEST_ONLY)) == []
     assert (venv / "bin" / "offload").exists()
+
+
+def test_the_proxy_refuses_an_upstream_key_equal_to_a_client_key(tmp_path: Path) -> None:
+    """The agents' shell and the proxy's shared OPENAI_API_KEY: the proxy would have sent the
+    client key to OpenAI. It stops at start-up instead, naming both variables."""
+    same = "sk-shared-in-one-shell-0123456789"
+    env = {"OFFLOAD_API_KEY": same, "OPENAI_API_KEY": same, "ANTHROPIC_API_KEY": "sk-ant-other-0123456789"}
+    with pytest.raises(ConfigError) as caught:
+        starter(env)
+    message = str(caught.value)
+    assert "backends.cloud.api_key (OPENAI_API_KEY)" in message
+    assert "auth.keys[0].key (OFFLOAD_API_KEY)" in message
+    assert same not in message  # never the key itself
+    starter({**env, "OPENAI_API_KEY": "sk-proxy-own-0123456789"})  # apart: fine
+    done = subprocess.run(
+        [str(OFFLOAD), "serve", "--config", str(ROOT / DEFAULT_CONFIG_PATH)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", **env, "OFFLOAD_PORT": "1"},
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "OPENAI_API_KEY" in lines[0] and "OFFLOAD_API_KEY" in lines[0], done.stderr

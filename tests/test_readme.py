@@ -268,6 +268,11 @@ def test_the_sdk_snippet_and_both_sdks_with_the_keys_set(
             before = len(running.rows())
             sdk_turn(clients, api, MATHS)
             assert served(running.new_rows(before)) == {(api, backend, 200, False, None)}, api
+        # The access log: one line per request, the same request ids as the usage rows.
+        lines = [x for x in (running.run_dir / "proxy.log").read_text().splitlines() if "offload.access" in x]
+        assert sorted(re.search(r"request_id=(\w+)", x).group(1) for x in lines) == sorted(  # type: ignore[union-attr]
+            r["request_id"] for r in running.rows()
+        )
 
 
 @needs_clis

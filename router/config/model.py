@@ -12,6 +12,7 @@ from router.config.sections import (
     ConfigError,
     DatabaseConfig,
     HealthConfig,
+    LoggingConfig,
     ReportConfig,
     RoutingConfig,
     ServerConfig,
@@ -29,6 +30,7 @@ class Config(_Strict):
     health: HealthConfig = HealthConfig()
     state: StateConfig | None = None  # shared by the replicas through Redis
     report: ReportConfig = ReportConfig()
+    logging: LoggingConfig = LoggingConfig()
 
     @model_validator(mode="before")
     @classmethod

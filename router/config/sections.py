@@ -314,6 +314,17 @@ class ShadowRunsConfig(_Strict):
     max_output_tokens: int = Field(8192, gt=0)  # a copy without its own bound gets this one
 
 
+class LoggingConfig(_Strict):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["text", "json"] = "text"
+    access: bool = True  # one line per request (router/edge/access.py), never its content
+
+    @field_validator("level", "format", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
 class ReportConfig(_Strict):
     # The unit of every price and hardware cost in this config: shown wherever money is.
     currency: str = Field("USD", pattern=r"^[A-Za-z$€£¥]{1,8}$")

@@ -27,7 +27,7 @@ from starlette.types import Receive
 from router.config import KIND_APIS, CapacityConfig
 from router.decide.policy import PINNED
 from router.dialects import Adapted, Usage, Whole
-from router.errors import ProxyError, SecretMask, normalise_upstream_error
+from router.errors import ProxyError, SecretMask, error_message, normalise_upstream_error
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.forward.call import Call, Outcome, Served
 from router.forward.response_ids import ResponseOwners
@@ -96,6 +96,7 @@ class Forwarder:
         text: str | None = None,
         ttft_ms: float | None = None,
         response_id: str | None = None,
+        detail: str | None = None,
     ) -> None:
         """The request is over: its one :class:`Outcome`, handed to ``finish``. Without
         usage, a request that reached a model is estimated; one that generated nothing
@@ -113,12 +114,14 @@ class Forwarder:
             ttft_ms=ttft_ms,
             response_id=response_id,
             text=text if call.wants_text else None,
+            detail=detail,
         )
         self.finish(call, outcome)
 
     def _refuse(self, call: Call, trail: _Trail, error: ProxyError) -> Response:
         """Answer with the proxy's own error (nothing was generated)."""
-        self._settle(call, trail, error.status, billed=False, error_type=error.code or f"http_{error.status}")
+        code = error.code or f"http_{error.status}"
+        self._settle(call, trail, error.status, billed=False, error_type=code, detail=error.message)
         return error.response(route_headers(call, trail.served), shape=call.dialect.shape)
 
     # ----------------------------------------------------------- forwarding
@@ -175,7 +178,11 @@ class Forwarder:
                         relayed_headers(response),
                     )
                     backend.report(endpoint, ok=False)
-                    failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
+                    failures.append(
+                        UpstreamFailure(
+                            f"http_{response.status}", f"{backend.name} answered HTTP {response.status}"
+                        )
+                    )
                     continue
                 trail.served = Served(
                     backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(failures)
@@ -344,7 +351,8 @@ class Forwarder:
         if status >= 400:
             data = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
             # A rejected request generated (and bills) nothing.
-            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
+            detail = f"{backend.name} answered {status}: {error_message(data)}"
+            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}", detail=detail)
         else:
             whole = call.dialect.whole(data, call.wants_text)
             if whole.response_id is not None:
@@ -428,9 +436,11 @@ class Forwarder:
         failures = trail.failures
         if last_error is not None:
             status, data, headers = last_error
-            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
+            body = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
+            detail = f"{trail.failures[-1].message}: {error_message(body)}" if trail.failures else None
+            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}", detail=detail)
             return Response(
-                normalise_upstream_error(status, self.mask(data), call.dialect.shape),
+                body,
                 status_code=status,
                 media_type="application/json",
                 headers={**headers, **route_headers(call, trail.served)},

@@ -98,6 +98,9 @@ def serve(args: list[str]) -> int:
     from router.config import load_config
 
     config = load_config(opts.config)
+    from router.edge.access import configure_logging
+
+    configure_logging(config.logging)
     host = opts.host or config.server.host
     port = opts.port if opts.port is not None else config.server.port
     from router.edge.auth import KeyStore
