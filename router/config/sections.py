@@ -261,6 +261,8 @@ class RuleMatch(_Strict):
     model: str | list[str] | None = None  # the model the client asked for, exactly
     system_contains: str | None = None
     system_regex: str | None = None
+    # In the last user turn (its first 4,096 characters): where Codex puts its compaction ask.
+    user_contains: str | None = None
     tools: bool | None = None  # tools offered (true) or not (false)
 
     @field_validator("system_regex")

@@ -25,11 +25,11 @@ from starlette.responses import Response
 from starlette.types import Receive
 
 from router.config import KIND_APIS, CapacityConfig
-from router.decide.policy import PINNED
 from router.dialects import Adapted, Usage, Whole
 from router.errors import ProxyError, SecretMask, error_message, normalise_upstream_error
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.forward.call import Call, Outcome, Served
+from router.forward.plan import candidates_for
 from router.forward.response_ids import ResponseOwners
 from router.forward.streaming import RelayResponse, cancel_on_disconnect
 
@@ -215,16 +215,7 @@ class Forwarder:
         return self._no_backend(call, trail, last_error)
 
     def _candidates(self, call: Call) -> list[Backend]:
-        chain = self.pool.candidates(call.decision.backend, call.dialect.api)
-        if call.decision.reason == PINNED:
-            # State that lives in one backend (a previous response) cannot move.
-            chain = [b for b in chain if b.name == call.decision.backend]
-        allowed = call.allowed
-        if allowed is not None:
-            # A restricted key waits for, or is refused by, the backends it may use: never
-            # a (paid) fallback outside them.
-            chain = [b for b in chain if b.name in allowed or b.route in allowed]
-        return chain
+        return candidates_for(self.pool, call.decision, call.dialect.api, call.allowed)
 
     async def answer_idle(
         self, call: Call, backend: Backend, body: dict[str, Any], reserve: int
