@@ -117,6 +117,24 @@ def test_init_refuses_to_overwrite_without_force(elsewhere: Path, capsys: pytest
     assert (elsewhere / "config" / "router.yaml").is_file()
 
 
+def test_init_force_replaces_a_symlinked_env_and_leaves_its_target_alone(
+    elsewhere: Path, tmp_path: Path
+) -> None:
+    """A .env that is a symlink (to a shared secrets file, or planted) is replaced by a new
+    private file: --force never writes through the link."""
+    target = tmp_path / "secrets-of-another-program"
+    target.write_text("DATABASE_PASSWORD=keep-me\n")
+    target.chmod(0o644)
+    env = elsewhere / ".env"
+    env.symlink_to(target)
+    assert main(["init", "--force"]) == 0
+    assert target.read_text() == "DATABASE_PASSWORD=keep-me\n"
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert not env.is_symlink() and env.stat().st_mode & 0o777 == 0o600
+    assert "OPENAI_API_KEY=" in env.read_text().splitlines()
+    assert not [p for p in elsewhere.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_a_classifier_elsewhere_on_the_path_stops_every_command(tmp_path: Path) -> None:
     """`python -m` puts the working directory first on sys.path: its classifier/ shadows ours."""
     (tmp_path / "classifier").mkdir()

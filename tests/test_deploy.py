@@ -343,6 +343,7 @@ def test_units_shape() -> None:
         line for line in router.splitlines() if line.startswith(("After=", "Requires=", "BindsTo=", "Wants="))
     )
     assert "Restart=always" in router and "KillSignal=SIGTERM" in router
+    assert "UMask=0077" in router.splitlines()  # prompts in the database: nobody else reads them
     stop = int(re.search(r"TimeoutStopSec=(\d+)", router).group(1))
     assert stop > 30  # server.shutdown_grace_s default
     vllm = (DEPLOY / "systemd" / "vllm-laguna.service").read_text()

@@ -119,6 +119,27 @@ def test_a_chat_request_whose_model_holds_nul_is_served_and_stored(db_url, tmp_p
     assert not (tmp_path / "spool" / "usage.jsonl.rejected").exists()
 
 
+async def test_many_refused_rows_make_one_log_line(
+    pg_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """455 rows PostgreSQL refuses (a hand-edited spool) are kept and counted, and the log
+    says so in a summary, not in 455 ERROR lines."""
+    db.upgrade(pg_url)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    bad = [orjson.dumps({**row_values(row(i), False), "status": "not-a-number"}) for i in range(455)]
+    (spool / "usage.jsonl").write_bytes(b"\n".join([orjson.dumps(row_values(row(999), False)), *bad]))
+    recorder = UsageRecorder(db_config(pg_url, tmp_path))
+    with caplog.at_level(logging.ERROR, logger="offload"):
+        await recorder.start()
+        await recorder.stop()
+    assert len(stored(pg_url)) == 1 and recorder.rows_rejected == 455
+    assert len((spool / "usage.jsonl.rejected").read_bytes().splitlines()) == 455
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert 1 <= len(errors) <= 3, errors[:5]  # one per batch the database refused
+    assert sum(int(m.split()[0]) for m in errors if "refused by the database" in m) == 455
+
+
 async def test_rows_the_database_still_refuses_are_counted_and_kept(pg_url: str, tmp_path: Path) -> None:
     """A spool line PostgreSQL refuses even after sanitising (a hand-edited spool): counted
     in offload_accounting_rows_rejected_total, kept for a human, the others stored."""

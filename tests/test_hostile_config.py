@@ -69,6 +69,16 @@ def broken(tmp: Path, case: str) -> tuple[Path, str]:
         "recursive_alias": (good + "x-loop: &loop [*loop]\n", "alias refers to its own anchor"),
         "duplicate_key": (good + "database: {enabled: false}\n", "line 4: duplicate key 'database'"),
         "deep": (good + "x-deep: " + "[" * 200 + "]" * 200 + "\n", "nested deeper than"),
+        # URL credentials with a bearer key: aiohttp refuses every request (a 500 with no row),
+        # so the config is refused, the password never echoed (no line may hold it).
+        "url_credentials": (
+            good.replace("http://127.0.0.1:9/v1", "http://ops:hunter2@127.0.0.1:9/v1").replace(
+                "model: m", "model: m, api_key: sk-local"
+            ),
+            "backends.local: url 'http://ops:<redacted>@127.0.0.1:9/v1': credentials in the URL and api_key",
+        ),
+        # A background loop this fast spins a core (1e-6 s once took 96 % of one).
+        "spinning_interval": (good + "health: {interval_s: 0.000001}\n", "health.interval_s"),
     }
     text, expected = cases[case]
     path = tmp / f"{case}.yaml"
@@ -93,7 +103,8 @@ def run(*args: str, limit_memory: bool = False) -> subprocess.CompletedProcess[s
 
 CASES = [
     "weights_missing", "weights_malformed", "weights_device", "mysql", "not_a_url", "recipe_escapes",
-    "recipe_device", "alias_bomb", "recursive_alias", "duplicate_key", "deep",
+    "recipe_device", "alias_bomb", "recursive_alias", "duplicate_key", "deep", "url_credentials",
+    "spinning_interval",
 ]  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from router.redact import redact_url, redact_urls
-from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, USER, ProxyServer, free_port, wait_until
+from tests.harness import CLOUD_MODEL, LOCAL_MODEL, USER, ProxyServer, free_port, wait_until
 
 PASSWORD = "s3cret-pass-7f1d"
 TOKEN = "tok-9a8b7c6d5e"
@@ -67,11 +67,10 @@ def test_backend_url_credentials_leak_nowhere(local_fake, cloud_fake, logs: Line
                     "endpoints": [local_url, f"http://offload:{PASSWORD}@127.0.0.1:{dead}/v1"],
                     "model": LOCAL_MODEL,
                 },
-                "cloud": {
+                "cloud": {  # a token in the URL is the key (Basic): no api_key beside it
                     "kind": "openai",
                     "base_url": cloud_url,
                     "model": CLOUD_MODEL,
-                    "api_key": CLOUD_KEY,
                 },
             },
             "routing": {"default": "local", "fallbacks": {"local": ["cloud"]}},

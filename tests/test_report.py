@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from datetime import UTC, datetime
 from pathlib import Path
@@ -309,7 +310,12 @@ def test_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_grafana_sql_matches_build_report(pg_url: str) -> None:
     db.upgrade(pg_url)
     engine = db.make_engine(pg_url, pooled=False)
-    insert_rows(engine, [row_values(r, False) for r in DATA])
+    # Evidence, not traffic: a gate run's request and a shadow run, both left out by both.
+    evidence = [
+        dataclasses.replace(DATA[0], request_id="gate-1", gate_run="a1b2c3"),
+        dataclasses.replace(DATA[0], request_id="shadow-1", shadow_of=DATA[0].request_id),
+    ]
+    insert_rows(engine, [row_values(r, False) for r in [*DATA, *evidence]])
     sql = GRAFANA_SQL.read_text().replace("${month}", "2026-09")
     with engine.connect() as conn:
         got = {r.route: dict(r._mapping) for r in conn.exec_driver_sql(sql)}

@@ -209,6 +209,19 @@ def write(url: str, rows: list[UsageRow]) -> int:
         engine.dispose()
 
 
+def write_at_revision(url: str, rows: list[UsageRow]) -> None:
+    """``write`` into an older schema: only the columns its usage table has."""
+    engine = db.make_engine(url, pooled=False)
+    try:
+        with engine.begin() as conn:
+            present = [c["name"] for c in sa.inspect(conn).get_columns("usage") if c["name"] != "id"]
+            table = sa.table("usage", *(sa.column(n, usage_table.c[n].type) for n in present))
+            values = [{n: v for n, v in row_values(r, False).items() if n in present} for r in rows]
+            conn.execute(sa.insert(table), values)
+    finally:
+        engine.dispose()
+
+
 def execute(url: str, sql: str) -> None:
     engine = db.make_engine(url, pooled=False)
     try:
@@ -331,7 +344,7 @@ def test_concurrent_writers_share_rollup_rows_without_deadlock(pg_url: str) -> N
 def test_upgrade_backfills_existing_rows_and_downgrade_removes_the_rollup(db_url: str) -> None:
     db.upgrade(db_url, "0005")
     rows = varied_rows(300, seed=17)
-    write(db_url, rows[:200])
+    write_at_revision(db_url, rows[:200])
     db.upgrade(db_url)
     assert_rollup_equals_raw(db_url, rows[:200])
     db.upgrade(db_url, "0006")  # idempotent
@@ -346,7 +359,7 @@ def test_upgrade_backfills_existing_rows_and_downgrade_removes_the_rollup(db_url
     with engine.connect() as conn:
         assert not sa.inspect(conn).has_table("usage_daily")
     engine.dispose()
-    write(db_url, rows[200:])  # no trigger left behind to fail the insert
+    write_at_revision(db_url, rows[200:])  # no trigger left behind to fail the insert
     with pytest.raises(db.SchemaOutOfDate, match="offload db upgrade"):
         report.build_report(config_for(db_url), "2026-09")
     db.upgrade(db_url)

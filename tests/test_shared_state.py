@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SLOTS = 8
 REPLICAS = 3
 AGENTS_KEY = "sk-offload-agents-test"
+OTHERS_KEY = "sk-offload-other-team-test"
 LIMITED_KEY = "sk-offload-limited-test"
 LIMITED_RPM = 5
 LEASE_TTL_S = 1.5
@@ -133,6 +134,7 @@ def write_config(path: Path, local: Fake, cloud: Fake, redis_url: str, prefix: s
         "auth": {
             "keys": [
                 {"name": "agents", "key": AGENTS_KEY},
+                {"name": "others", "key": OTHERS_KEY},
                 {"name": "limited", "key": LIMITED_KEY, "requests_per_minute": LIMITED_RPM},
             ]
         },
@@ -396,6 +398,17 @@ async def test_a_conversation_continues_on_another_replica(cluster: Cluster) -> 
             assert turn.headers["x-offload-route"] == "cloud"
     received = [r["body"] for r in cluster.cloud.state()["received"] if r["path"] == "/v1/responses"]
     assert [b.get("previous_response_id") for b in received[-2:]] == [response_id] * 2
+    # Another key naming it, on any replica: the 404 of an unknown id, and nothing sent on.
+    async with httpx.AsyncClient(timeout=30) as client:
+        for root in cluster.roots:
+            body = {"model": "auto", "input": "what did they ask?", "previous_response_id": response_id}
+            other = await client.post(
+                f"{root}/v1/responses", json=body, headers={"Authorization": f"Bearer {OTHERS_KEY}"}
+            )
+            assert other.status_code == 404, other.text
+            assert other.json()["error"]["message"] == f"Response with id '{response_id}' not found."
+    after = [r for r in cluster.cloud.state()["received"] if r["path"] == "/v1/responses"]
+    assert len(after) == len(received)
 
 
 async def test_a_killed_replica_leaks_no_slot(cluster: Cluster) -> None:

@@ -369,6 +369,47 @@ async def test_slow_redis_falls_back_then_recovers_with_leases(own_redis: OwnRed
         await state.stop()
 
 
+async def test_the_box_is_never_over_committed_during_an_outage_and_on_the_way_back(
+    own_redis: OwnRedis,
+) -> None:
+    """max_concurrency 6 over three replicas holding 4, 1 and 1 when Redis stops: during
+    the outage none of them may fill up to an even share of 2 (that made 8), and the first
+    replica back may not take the slots whose leases expired while the others are still
+    counting in process (that made 8 again)."""
+    config = state_config(
+        own_redis.url, "outage", replicas=3, timeout_ms=50, lease_ttl_s=0.3, probe_interval_s=60
+    )
+    states = [RedisState(config) for _ in range(3)]
+    ends = [endpoint() for _ in states]
+    for state, e in zip(states, ends, strict=True):
+        await state.start()
+        state.slots._counted = [e]
+    try:
+        for state, e, held in zip(states, ends, (4, 1, 1), strict=True):
+            for _ in range(held):
+                assert await take(state, e, 6)
+        for state, e in zip(states, ends, strict=True):
+            await state.slots.refresh([e])  # what each last saw (the renewals do this every TTL/3)
+        own_redis.signal(signal.SIGSTOP)
+        for state, e in zip(states, ends, strict=True):
+            for _ in range(5):
+                await asyncio.wait_for(take(state, e, 6), 5)
+        assert all(not s.link.up for s in states)
+        assert sum(e.in_flight for e in ends) <= 6, [e.in_flight for e in ends]
+        own_redis.signal(signal.SIGCONT)
+        await asyncio.sleep(0.5)  # every lease taken before the outage has expired by now
+        first_back, a = states[0], ends[0]
+        assert await first_back.link.recover()
+        for _ in range(3):
+            give_back(first_back, a)
+        for _ in range(8):
+            await take(first_back, a, 6)
+        assert sum(e.in_flight for e in ends) <= 6, [e.in_flight for e in ends]
+    finally:
+        for state in states:
+            await state.stop()
+
+
 async def test_stopped_redis_restarted_resumes_by_itself(own_redis: OwnRedis) -> None:
     """Redis gone (connection refused) and back: the probe loop alone restores shared state."""
     state = RedisState(state_config(own_redis.url, "restart", replicas=2, probe_interval_s=0.05))
@@ -522,11 +563,14 @@ async def test_response_ids_reach_the_other_replicas(prefix: str) -> None:
     await b.start()
     try:
         mine, theirs = ResponseOwners(store=a.owners), ResponseOwners(store=b.owners)
-        mine.remember("resp_abc", "cloud")
+        mine.remember("resp_abc", "cloud", "team-a")
         await drain(a)
-        assert theirs.owner("resp_abc") is None  # the policy reads the local map only ...
+        assert theirs.owner("resp_abc", "team-a") is None  # the policy reads the local map only ...
         await theirs.fetch("resp_abc")  # ... filled before it runs
-        assert theirs.owner("resp_abc") == "cloud"
+        assert theirs.owner("resp_abc", "team-a") == "cloud"
+        # Bound to the key that minted it, on the other replica too.
+        assert theirs.owner("resp_abc", "team-b") is None and theirs.foreign("resp_abc", "team-b")
+        assert not theirs.foreign("resp_abc", "team-a")
         await theirs.fetch("x" * 10_000)  # a client's huge id is never a key
         client = redis.Redis.from_url(REDIS_URL)
         assert 0 < client.pttl(a.owners.key("resp_abc")) <= 3600 * 1000

@@ -7,9 +7,11 @@ client must get the same bytes, and the proxy the same usage, text and end.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -366,3 +368,42 @@ def test_messages_cut_inside_a_block_closes_it_then_errors() -> None:
     assert [e.split(b"\n", 1)[0] for e in tail] == [b"event: content_block_stop", b"event: error"]
     assert b"message_stop" not in out  # a cut message never looks complete
     assert relay.done and relay.errored
+
+
+# ------------------------------------------------------------------ one huge event
+
+
+def _feed_one_event(size: int, chunk: int = 65536) -> float:
+    relay = chat_relay(want_text=False)
+    relay.max_event_bytes = size * 2
+    head = b'data: {"choices": [{"index": 0, "delta": {"content": "'
+    piece = b"x" * chunk
+    started = time.perf_counter()
+    relay.feed(head)
+    for _ in range(size // chunk):
+        assert relay.feed(piece) == b""
+    out = relay.feed(b'"}}]}\n\n')
+    elapsed = time.perf_counter() - started
+    assert out.startswith(head) and len(out) > size
+    return elapsed
+
+
+def test_one_huge_event_costs_time_linear_in_its_size() -> None:
+    """Each chunk is scanned once: 8x the bytes, about 8x the time (a rescan of the whole
+    buffer per chunk would be about 64x). Best of three against noise."""
+    small = min(_feed_one_event(2 << 20) for _ in range(3))
+    large = min(_feed_one_event(16 << 20) for _ in range(3))
+    assert large / small < 24, (small, large)
+
+
+@pytest.mark.parametrize(
+    "make", [chat_relay, lambda: ResponsesRelay(want_text=False), lambda: MessagesRelay(False)]
+)
+def test_an_event_past_the_bound_ends_the_stream_in_the_apis_own_way(make) -> None:
+    relay = make()
+    relay.max_event_bytes = 1000
+    assert relay.feed(b'data: {"x": "' + b"y" * 600) == b""
+    ended = relay.feed(b"y" * 600)
+    assert relay.done and relay.errored and relay.failure == "upstream_event_too_large"
+    assert b"larger than 1000 bytes" in ended
+    assert relay.feed(b"more") == b""  # nothing after the end

@@ -15,6 +15,8 @@
 --
 -- Rows that were never served (route NULL) appear as 'unrouted', as in the
 -- report. `cached_tokens` is part of `prompt_tokens`; total = prompt + completion.
+-- Shadow runs (shadow_of) and `offload gate` runs (gate_run) are evidence, not
+-- traffic: left out, as the report leaves them out.
 WITH bounds AS (
     SELECT CAST('${month}' || '-01 00:00:00+00' AS timestamptz) AS month_start,
            CAST('${month}' || '-01 00:00:00+00' AS timestamptz) + interval '1 month' AS month_end
@@ -29,5 +31,7 @@ SELECT
 FROM usage AS u, bounds AS b
 WHERE u.started_at >= b.month_start
   AND u.started_at < b.month_end
+  AND u.shadow_of IS NULL
+  AND u.gate_run IS NULL
 GROUP BY 1
 ORDER BY 1;

@@ -11,6 +11,7 @@ from router.config.sections import (
     BackendConfig,
     ConfigError,
     DatabaseConfig,
+    GateConfig,
     HealthConfig,
     LoggingConfig,
     ReportConfig,
@@ -31,6 +32,7 @@ class Config(_Strict):
     state: StateConfig | None = None  # shared by the replicas through Redis
     report: ReportConfig = ReportConfig()
     logging: LoggingConfig = LoggingConfig()
+    gate: GateConfig = GateConfig()  # `offload gate` (router.gate)
 
     @model_validator(mode="before")
     @classmethod

@@ -14,6 +14,7 @@ config's directory). From it:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -197,8 +198,14 @@ def apply_recipes(config: Config, config_file: str | os.PathLike[str]) -> Config
             continue
         try:
             concurrency, window = apply_recipe(config_file, backend)
+            digest = hashlib.sha256(render_command(load_recipe(recipe_path(config_file, backend))).encode())
         except RecipeError as exc:
             raise RecipeError(f"backends.{name}.recipe: {exc}") from None
-        backends[name] = backend.model_copy(update={"max_concurrency": concurrency, "context_window": window})
+        update = {
+            "max_concurrency": concurrency,
+            "context_window": window,
+            "recipe_sha256": digest.hexdigest(),
+        }
+        backends[name] = backend.model_copy(update=update)
         changed = True
     return config.model_copy(update={"backends": backends}) if changed else config

@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import re
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from classifier.model import DEFAULT_ROUTES, INTENTS
+from router.redact import redact_urls
 
 
 class ConfigError(Exception):
     """A bad configuration. The message is one line naming the key."""
+
+
+# The shortest period of any background loop (flushes, journal, probes, scrapes): below it a
+# loop would spin a core for nothing (1e-6 s once took 96 % of one), so it is a config error.
+MIN_LOOP_S = 0.01
 
 
 class _Strict(BaseModel):
@@ -50,7 +57,7 @@ class DatabaseConfig(_Strict):
     url: str = "sqlite:///offload.db"
     store_text: bool = False  # prompt/completion text is never stored unless this is on
     batch_size: int = Field(500, gt=0)
-    flush_interval_s: float = Field(1.0, gt=0)
+    flush_interval_s: float = Field(1.0, ge=MIN_LOOP_S)
     queue_max: int = Field(50_000, gt=0)
     spool_path: str = "offload-spool.jsonl"
     enabled: bool = True
@@ -58,7 +65,7 @@ class DatabaseConfig(_Strict):
     # write, no fsync) until committed: a SIGKILL or OOM kill loses at most the
     # rows of the last interval (docs/operations.md). Off: up to flush_interval_s.
     journal: bool = True
-    journal_interval_s: float = Field(0.05, gt=0, le=10)
+    journal_interval_s: float = Field(0.05, ge=MIN_LOOP_S, le=10)
 
     @field_validator("url")
     @classmethod
@@ -97,6 +104,11 @@ class ClientKey(_Strict):
 class AuthConfig(_Strict):
     keys: list[ClientKey] = []
     admin_keys: list[ClientKey] = []
+    # The console cookies' signing secret (from the environment; share it between replicas).
+    # Unset: a random one kept in console_secret_file (default: beside the SQLite database
+    # or the spool), created 0600 on first start.
+    console_secret: str | None = None
+    console_secret_file: str | None = None
 
 
 class Price(_Strict):
@@ -161,9 +173,15 @@ class BackendConfig(_Strict):
     anthropic_version: str = "2023-06-01"  # sent upstream when the client sent none (anthropic kind)
     # The most a non-streamed answer may hold in memory; past it the client gets a 502.
     max_response_bytes: int = Field(64 * 1024 * 1024, gt=0)
+    # The most one stream event may hold as it arrives; past it the stream ends as its API
+    # ends a failure (a runaway upstream event must not take the proxy's memory).
+    max_event_bytes: int = Field(16 * 1024 * 1024, gt=0)
     # A variant is the same server with other settings (local-thinking: local with thinking
     # on): it inherits the named backend's keys and shares its endpoints' capacity.
     variant_of: str | None = None
+    # Set when the recipe is read (router.config.recipe.apply_recipes), not written by hand:
+    # the digest of its `vllm serve` line, which `offload gate` stores beside its evidence.
+    recipe_sha256: str | None = None
 
     @model_validator(mode="after")
     def _has_endpoint(self) -> BackendConfig:
@@ -171,7 +189,16 @@ class BackendConfig(_Strict):
             raise ValueError("needs base_url or endpoints")
         for url in self.urls:
             if not url.startswith(("http://", "https://")):
-                raise ValueError(f"url {url!r} must start with http:// or https://")
+                raise ValueError(f"url {redact_urls(url)!r} must start with http:// or https://")
+            parts = urlsplit(url)
+            has_credentials = parts.username is not None or parts.password is not None
+            if has_credentials and self.api_key and self.kind != "anthropic":
+                # Both would be the Authorization header (Basic from the URL, Bearer from the
+                # key): aiohttp refuses every such request, so refuse the config, once.
+                raise ValueError(
+                    f"url {redact_urls(url)!r}: credentials in the URL and api_key are both "
+                    "an Authorization header; give one of them"
+                )
         for api in self.apis or ():
             if api not in APIS:
                 raise ValueError(f"apis: unknown API {api!r}; known: {', '.join(APIS)}")
@@ -210,12 +237,12 @@ class CapacityConfig(_Strict):
     policy: Literal["spill", "queue"] = "spill"
     queue_timeout_s: float = Field(5.0, ge=0)
     # vLLM /metrics scrape interval for num_requests_waiting and friends.
-    metrics_interval_s: float = Field(2.0, gt=0)
+    metrics_interval_s: float = Field(2.0, ge=MIN_LOOP_S)
 
 
 class HealthConfig(_Strict):
-    interval_s: float = Field(5.0, gt=0)
-    cloud_interval_s: float = Field(60.0, gt=0)
+    interval_s: float = Field(5.0, ge=MIN_LOOP_S)
+    cloud_interval_s: float = Field(60.0, ge=MIN_LOOP_S)
     probe_cloud: bool = False  # cloud: passive detection only unless turned on
     failure_threshold: int = Field(3, gt=0)
     open_s: float = Field(10.0, gt=0)  # breaker stays open this long before one half-open trial request
@@ -241,7 +268,7 @@ class StateConfig(_Strict):
     # runs): what a replica that died without releasing holds, at most.
     lease_ttl_s: float = Field(10.0, ge=0.3, le=600)
     # While Redis is away, a PING this often brings shared state back.
-    probe_interval_s: float = Field(1.0, gt=0, le=60)
+    probe_interval_s: float = Field(1.0, ge=MIN_LOOP_S, le=60)
     response_ids_ttl_s: int = Field(86400, gt=0)
 
     @field_validator("redis_url")
@@ -368,4 +395,41 @@ class RoutingConfig(_Strict):
         for intent, target in value.items() if isinstance(value, dict) else ():
             if isinstance(target, dict) and (not target or any(w <= 0 for w in target.values())):
                 raise ValueError(f"{intent}: give each arm a positive weight")
+        return value
+
+
+# smf-bench's categories → the router's intents (`offload gate propose`).
+GATE_CATEGORIES = {
+    "coding": "coding",
+    "tool_calling": "tools",
+    "instruction": "instruction",
+    "math": "math",
+    "reasoning": "reasoning",
+    "prose": "writing",
+    "writing": "writing",
+}
+
+
+class GateConfig(_Strict):
+    """`offload gate` (router.gate): how its categories map to intents, and when the
+    evidence sends an intent to the box."""
+
+    categories: dict[str, str] = Field(default_factory=lambda: dict(GATE_CATEGORIES))
+    # An intent goes local when the local pass rate reaches its floor and, where a cloud
+    # run exists, is no more than `margin` below the cloud's.
+    floor: float = Field(0.75, ge=0, le=1)
+    floors: dict[str, float] = {}  # per intent, over `floor`
+    margin: float = Field(0.10, ge=0, le=1)
+    case_timeout_s: float = Field(10.0, gt=0)  # a unit_test program's wall-clock limit
+    sandbox_python: str | None = None  # default: this interpreter, else /usr/bin/python3
+
+    @field_validator("categories", "floors")
+    @classmethod
+    def _known(cls, value: dict[str, Any], info: Any) -> dict[str, Any]:
+        intents = value.values() if info.field_name == "categories" else value.keys()
+        unknown = sorted(set(intents) - set(INTENTS))
+        if unknown:
+            raise ValueError(f"unknown intent {unknown[0]!r}; known: {', '.join(INTENTS)}")
+        if info.field_name == "floors" and any(not 0 <= f <= 1 for f in value.values()):
+            raise ValueError("a floor is a pass rate between 0 and 1")
         return value

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter
 
 from router.console.service import Console
-from router.console.session import Sessions
+from router.console.session import Sessions, load_secret, secret_path
 from router.console.views import build
 
 if TYPE_CHECKING:
@@ -30,4 +30,6 @@ if TYPE_CHECKING:
 def router(state: ProxyState, *, ttl_s: float = 60.0) -> APIRouter:
     """The console's routes for one proxy; ``ttl_s``: how old a month in progress's figures
     may get before a view has them recomputed in the background."""
-    return build(Console(state.config, ttl_s=ttl_s), Sessions(state.config.auth, state.keys), state.pool)
+    auth = state.config.auth
+    secret = load_secret(auth, secret_path(auth, state.config.database))
+    return build(Console(state.config, ttl_s=ttl_s), Sessions(auth, state.keys, secret=secret), state.pool)

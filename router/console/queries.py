@@ -134,6 +134,7 @@ _LIST_COLUMNS = (
     u.fallback_reason,
     u.shadow_route,
     u.shadow_of,
+    u.gate_run,
     u.status,
     u.error_type,
     u.prompt_tokens,

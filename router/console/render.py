@@ -9,6 +9,7 @@ could not run.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -84,4 +85,7 @@ def error_response(exc: ConsoleError) -> Response:
     """The response for every console error: a redirect when it names one, else a page."""
     if exc.location is not None:
         return redirect(exc.location)
-    return html(page("error.html", {"status": exc.status, "message": exc.message}), exc.status)
+    response = html(page("error.html", {"status": exc.status, "message": exc.message}), exc.status)
+    if exc.retry_after_s is not None:
+        response.headers["retry-after"] = str(max(1, math.ceil(exc.retry_after_s)))
+    return response

@@ -8,11 +8,17 @@
   on 127.0.0.1 only; such a visitor still gets a session (named ``loopback``) so that
   its POSTs carry a CSRF token.
 
-**The cookie** is stateless: ``payload.mac`` where the payload holds the admin key's
-name, an expiry and a random id, signed with HMAC-SHA256. The signing key is derived
-from the configured admin keys, so every replica of one config accepts the same
-cookie, a restart keeps people logged in, and changing any admin key logs everyone
-out. With no admin key the signing key is random per process. The cookie is
+**The cookie** is ``payload.mac`` where the payload holds the admin key's name, an
+expiry and a random id, signed with HMAC-SHA256. The signing key is derived from a
+random secret *and* the configured admin keys: the secret (``auth.console_secret``, or
+32 random bytes kept in ``auth.console_secret_file``, created 0600 on first start) makes
+a cookie useless for guessing the admin key offline, since no guess can be checked
+against its MAC without the secret; the admin keys make changing any of them log
+everyone out. Replicas share cookies when they share the secret (set
+``auth.console_secret`` from the environment). Logging out revokes the session here
+(its random id is remembered until it would have expired), so a copied cookie stops
+working at once on this replica. Failed logins are slowed per client address
+(``router.console.throttle``). The cookie is
 HttpOnly, SameSite=Strict, scoped to ``/offload/console``, and Secure whenever the
 request came over https (uvicorn takes ``X-Forwarded-Proto`` from a local TLS
 proxy); on plain http it cannot be Secure, or browsers would drop it on
@@ -30,6 +36,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -37,17 +44,23 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 import orjson
+from sqlalchemy.engine import make_url
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 
-from router.config import AuthConfig
+from router.config import AuthConfig, DatabaseConfig
+from router.console.throttle import LoginThrottle
 from router.edge.auth import KeyStore
 from router.errors import ProxyError
+from router.ledger.db import is_sqlite
+
+log = logging.getLogger("offload.console")
 
 COOKIE = "offload_console"
 PATH = "/offload/console"
 LIFETIME_S = 12 * 3600
+SECRET_FILE = "offload-console.secret"
 LOOPBACK = "loopback"  # the name of a keyless loopback visitor, in labels' labelled_by
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
@@ -56,11 +69,14 @@ class ConsoleError(Exception):
     """A console request that cannot be answered as asked: an error page, or a redirect
     (``location``). Rendered in one place, ``router.console.render.error_response``."""
 
-    def __init__(self, status: int, message: str, *, location: str | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, *, location: str | None = None, retry_after_s: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.location = location
+        self.retry_after_s = retry_after_s  # a 429's Retry-After
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +99,69 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def signing_key(secret: bytes, admin_keys: list[str]) -> bytes:
+    """The cookies' MAC key: keyed by the random secret, bound to the admin keys."""
+    material = b"\0".join(hashlib.sha256(k.encode()).digest() for k in sorted(admin_keys))
+    return hmac.new(secret, b"offload-console-session\0" + material, hashlib.sha256).digest()
+
+
+def secret_path(auth: AuthConfig, database: DatabaseConfig) -> str:
+    """Where the console secret is kept: ``auth.console_secret_file``, else beside the
+    SQLite database, else beside the spool (the proxy's own files live together)."""
+    if auth.console_secret_file:
+        return auth.console_secret_file
+    sqlite = make_url(database.url).database if is_sqlite(database.url) else None
+    beside = sqlite if sqlite and sqlite != ":memory:" else database.spool_path
+    return os.path.join(os.path.dirname(os.path.abspath(beside)), SECRET_FILE)
+
+
+def load_secret(auth: AuthConfig, path: str) -> bytes:
+    """``auth.console_secret``, else the secret kept in the file at ``path`` (made, 0600,
+    on first start), else (that file cannot be written) a new one per process."""
+    if auth.console_secret:
+        return auth.console_secret.encode()
+    try:
+        with open(path, "rb") as fh:
+            kept = fh.read().strip()
+        if len(kept) >= 32:
+            return kept
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("console secret %s unreadable (%s): sessions last until restart", path, exc.strerror)
+        return os.urandom(32)
+    fresh = os.urandom(32).hex().encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(fresh + b"\n")
+    except FileExistsError:
+        return load_secret(auth, path)  # another process just made it: use theirs
+    except OSError as exc:
+        log.warning("console secret %s not written (%s): sessions last until restart", path, exc.strerror)
+    return fresh
+
+
 class Sessions:
-    def __init__(self, auth: AuthConfig, keys: KeyStore, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        auth: AuthConfig,
+        keys: KeyStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        throttle: LoginThrottle | None = None,
+        secret: bytes | None = None,
+    ) -> None:
+        """``secret``: the random secret the cookies' MAC key is derived from (random per
+        instance when not given; :func:`load_secret` gives the configured or kept one)."""
         self._keys = keys
-        admin = sorted(k.key for k in auth.admin_keys if k.key)
+        admin = [k.key for k in auth.admin_keys if k.key]
         self._admins = frozenset(k.name for k in auth.admin_keys if k.key)
         self._open = keys.open
-        material = b"\0".join(hashlib.sha256(k.encode()).digest() for k in admin)
-        self._secret = (
-            hashlib.sha256(b"offload-console-session\0" + material).digest() if admin else os.urandom(32)
-        )
+        self._secret = signing_key(secret if secret is not None else os.urandom(32), admin)
         self._time = clock
+        self.throttle = throttle if throttle is not None else LoginThrottle()
+        self._revoked: dict[str, int] = {}  # a logged-out session's random id → its expiry
 
     @property
     def open(self) -> bool:
@@ -116,11 +184,13 @@ class Sessions:
         ):
             return None
         try:
-            name, expires, _nonce = orjson.loads(_unb64(payload))
+            name, expires, nonce = orjson.loads(_unb64(payload))
         except (ValueError, TypeError):
             return None
         if not isinstance(expires, int) or expires < self._time():
             return None
+        if nonce in self._revoked:
+            return None  # logged out
         if name is not None and name not in self._admins and not (self._open and name == LOOPBACK):
             return None  # that admin key was removed from the config
         return Session(name, value)
@@ -135,6 +205,18 @@ class Sessions:
             httponly=True,
             samesite="strict",
         )
+
+    def revoke(self, session: Session) -> None:
+        """Log ``session`` out: its cookie is refused from now on, wherever it was copied."""
+        payload = session.cookie.partition(".")[0]
+        try:
+            _name, expires, nonce = orjson.loads(_unb64(payload))
+        except (ValueError, TypeError):
+            return
+        now = self._time()
+        # Forget what has expired anyway, so the set holds at most a lifetime of logouts.
+        self._revoked = {n: e for n, e in self._revoked.items() if e >= now}
+        self._revoked[str(nonce)] = int(expires)
 
     def csrf(self, session: Session) -> str:
         return self._mac("csrf:" + session.cookie)
@@ -152,7 +234,7 @@ class Sessions:
             return session
         headers = request.headers
         if "authorization" in headers or "x-api-key" in headers:
-            name = self._admin_name(headers)
+            name = self._throttled_admin_name(headers, client_address(request))
             return Session(name, "")  # a script: no cookie, so it cannot POST
         if self._open:
             _require_loopback(request)
@@ -160,9 +242,24 @@ class Sessions:
         here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise ConsoleError(303, "log in with an admin key", location=f"{PATH}/login?next={quote(here)}")
 
-    def login(self, key: str) -> Session:
-        """A new session for an admin key (never the old one: no session fixation)."""
-        return self.issue(self._admin_name(Headers({"authorization": f"Bearer {key.strip()}"})))
+    def login(self, key: str, address: str) -> Session:
+        """A new session for an admin key (never the old one: no session fixation), unless
+        ``address`` has failed too often lately (429, the key not even checked)."""
+        headers = Headers({"authorization": f"Bearer {key.strip()}"})
+        return self.issue(self._throttled_admin_name(headers, address))
+
+    def _throttled_admin_name(self, headers: Headers, address: str) -> str:
+        wait = self.throttle.wait_s(address)
+        if wait > 0:
+            raise ConsoleError(429, "too many failed logins: try again later", retry_after_s=wait)
+        try:
+            name = self._admin_name(headers)
+        except ConsoleError as exc:
+            if exc.status == 401:  # no key of this proxy (a client key is 403: not a guess)
+                self.throttle.failed(address)
+            raise
+        self.throttle.succeeded(address)
+        return name
 
     def _admin_name(self, headers: Headers) -> str:
         try:
@@ -203,6 +300,12 @@ def same_origin(request: Request) -> bool:
     if request.url.scheme == "https" and parts.scheme != "https":
         return False
     return parts.netloc.lower() == request.headers.get("host", "").lower()
+
+
+def client_address(request: Request) -> str:
+    """Who failed logins are counted against: the peer address (behind a local TLS proxy,
+    uvicorn has already put the forwarded client there)."""
+    return request.client.host if request.client else ""
 
 
 def _require_loopback(request: Request) -> None:

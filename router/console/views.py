@@ -7,6 +7,7 @@ Each handler says what to read and which template shows it; :func:`_page` and
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,7 @@ from starlette.responses import Response
 from router.config import INTENTS, Config
 from router.console import charts, present, queries, render
 from router.console.service import Console, MonthFigures
-from router.console.session import COOKIE, PATH, ConsoleError, Session, Sessions
+from router.console.session import COOKIE, PATH, ConsoleError, Session, Sessions, client_address
 from router.forward.backends import Pool
 from router.ledger.report import month_bounds
 
@@ -140,16 +141,20 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
         except ConsoleError as exc:
             return render.error_response(exc)
         try:
-            session = sessions.login(form.get("key", ""))
+            session = sessions.login(form.get("key", ""), client_address(request))
         except ConsoleError as exc:
-            return await _login_form(
+            response = await _login_form(
                 request, anonymous, exc.message, exc.status, _safe_next(form.get("next", ""))
             )
+            if exc.retry_after_s is not None:
+                response.headers["retry-after"] = str(max(1, math.ceil(exc.retry_after_s)))
+            return response
         response = render.redirect(_safe_next(form.get("next", "")))
         sessions.set_cookie(response, session, request)
         return response
 
     async def logout(request: Request, session: Session, form: dict[str, str]) -> Response:
+        sessions.revoke(session)  # a copy of the cookie stops working too
         response = render.redirect(f"{PATH}/login")
         response.delete_cookie(COOKIE, path=PATH, httponly=True, samesite="strict")
         return response
@@ -261,7 +266,30 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
         return Page("labels.html", context)
 
     api.add_api_route("/labels", _page(labels), methods=["GET"])
+
+    # ---------------------------------------------------------------- gate
+
+    async def gate(request: Request, viewer: Session) -> Page:
+        return Page("gate.html", {"nav": "gate", **await console.run(_gate_context, config)})
+
+    api.add_api_route("/gate", _page(gate), methods=["GET"])
     return api
+
+
+def _gate_context(config: Config) -> dict[str, Any]:
+    """The Gate page: the latest runs, the evidence, the proposal against the current table
+    (``router.gate``); read in a console thread."""
+    from router.gate import propose, show, store
+
+    url = config.database.url
+    evidence = store.evidence(url) if config.database.enabled else {}
+    proposal = propose.propose(config, evidence)
+    return {
+        "runs": store.runs(url, limit=10) if config.database.enabled else [],
+        "table": show.table(config, evidence),
+        "proposal": proposal,
+        "diff": proposal.diff(dict(config.routing.intents)),
+    }
 
 
 # ---------------------------------------------------------------- helpers

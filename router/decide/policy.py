@@ -122,7 +122,7 @@ class Policy:
             if ruled is not None:
                 name, backend, intent = ruled
                 return self._make(intent, None, backend, f"rule:{name}")
-        decision = self._pinned(body) or self._decide_by_content(view, body_size)
+        decision = self._pinned(body, client) or self._decide_by_content(view, body_size)
         if decision.intent in self._splits and decision.reason in _SPLIT_REASONS:
             decision = self._split(decision, body, view, headers)
         if self._shadow is not None and decision.reason != PINNED:
@@ -183,10 +183,10 @@ class Policy:
                 return self._make(None, None, backend, "override_model")
         return None
 
-    def _pinned(self, body: dict[str, Any]) -> Decision | None:
-        """A turn that continues a stored response goes where that response lives."""
+    def _pinned(self, body: dict[str, Any], client: str | None) -> Decision | None:
+        """A turn that continues a stored response of its own key goes where it lives."""
         previous = body.get("previous_response_id")
-        owner = self.owners.owner(previous) if isinstance(previous, str) else None
+        owner = self.owners.owner(previous, client) if isinstance(previous, str) else None
         return self._make(None, None, owner, PINNED) if owner in self._route_of else None
 
     def _decide_by_content(self, view: dict[str, Any], body_size: int) -> Decision:

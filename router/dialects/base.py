@@ -51,6 +51,17 @@ class Whole(NamedTuple):
     usage: Usage | None
     response_id: str | None = None
     text: str | None = None
+    # False when a success status came with a body that is not a JSON object (truncated
+    # JSON, an HTML page from a proxy in between): not an answer to relay as a success.
+    readable: bool = True
+
+
+UNREADABLE = Whole(None, readable=False)
+
+# The most one stream event may hold while it arrives (backends.<name>.max_event_bytes).
+# A whole Responses answer rides in one event (response.completed): 16 MiB is about four
+# million tokens of it.
+MAX_EVENT_BYTES = 16 * 1024 * 1024
 
 
 class StreamRelay:
@@ -65,26 +76,53 @@ class StreamRelay:
     response_id: str | None = None
     done = False
     errored = False  # an error reached the client (the upstream's or ours)
+    failure: str | None = None  # why the proxy itself ended the stream (error_type of the row)
     events = 0  # events relayed: ≈ completion tokens when usage is lost
 
-    def __init__(self, want_text: bool) -> None:
+    def __init__(self, want_text: bool, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self.want_text = want_text
-        self._pending = b""
+        self.max_event_bytes = max_event_bytes
+        # The start of an event still arriving. A bytearray, searched only where new bytes
+        # landed: one huge event costs time and memory linear in its size, bounded.
+        self._pending = bytearray()
 
     def feed(self, data: bytes) -> bytes:
-        buf = self._pending + data if self._pending else data
-        if b"\r" in buf:  # a memchr: LF streams (vLLM, OpenAI, Anthropic) pay nothing more
-            buf = lf_line_ends(buf)
-        last = buf.rfind(b"\n\n")
+        pending = self._pending
+        if pending and pending[-1:] == b"\r":
+            del pending[-1:]  # the first half of a CRLF split between two chunks
+            data = b"\r" + data
+        if b"\r" in data:  # a memchr: LF streams (vLLM, OpenAI, Anthropic) pay nothing more
+            data = lf_line_ends(data)
+        if not pending:
+            last = data.rfind(b"\n\n")
+            if last < 0:
+                pending += data
+                return self._check_bound()
+            if last == len(data) - 2:
+                return self._complete(data)  # the usual chunk: whole events, no copy
+            pending += memoryview(data)[last + 2 :]
+            return self._complete(data[: last + 2])
+        start = len(pending) - 1  # an event end may straddle the two chunks
+        pending += data
+        last = pending.rfind(b"\n\n", start)
         if last < 0:
-            self._pending = buf
-            return b""
-        complete, self._pending = buf[: last + 2], buf[last + 2 :]
+            return self._check_bound()
+        complete = bytes(pending[: last + 2])
+        del pending[: last + 2]
         return self._complete(complete)
+
+    def _check_bound(self) -> bytes:
+        """Past ``max_event_bytes`` of one unfinished event, end the stream as this API ends
+        a failure, rather than buffer an upstream's runaway event without limit."""
+        if len(self._pending) <= self.max_event_bytes:
+            return b""
+        self._pending = bytearray()
+        self.failure = "upstream_event_too_large"
+        return self.abort(f"the upstream sent a stream event larger than {self.max_event_bytes} bytes")
 
     def finish(self) -> bytes:
         """The upstream closed. A stream without its API's normal end was cut short: say so."""
-        tail, self._pending = self._pending, b""
+        tail, self._pending = bytes(self._pending), bytearray()
         if self.done:
             return tail
         return self.abort("upstream closed the stream before it was complete")
@@ -150,9 +188,28 @@ def type_of(item: dict[str, Any], default: str = "") -> str:
     return kind if isinstance(kind, str) else ""
 
 
-def count(value: Any) -> int:
-    """A token count from an upstream's usage: a non-negative int, else 0."""
-    return value if isinstance(value, int) and value >= 0 else 0
+# More tokens than any request can hold (262,144-token windows, a few million at most
+# anywhere): past it a count is an upstream's nonsense, not usage to bill.
+MAX_SANE_TOKENS = 100_000_000
+
+
+def sane_usage(prompt: Any, completion: Any, cached: Any = None, reasoning: Any = None) -> Usage | None:
+    """Usage from an upstream's raw counts; an absent count (None) is 0. None when any
+    count is present but not a sane non-negative integer (a string, a float, a bool, a
+    negative number, 2**63): such usage is treated as absent, so that the request's row
+    keeps the proxy's estimate and says so (``tokens_estimated``), instead of storing a
+    made-up 0 or a clamped 2,147,483,647 as truth."""
+    counts = []
+    for value in (prompt, completion, cached, reasoning):
+        if value is None:
+            counts.append(0)
+        elif type(value) is int and 0 <= value <= MAX_SANE_TOKENS:
+            counts.append(value)
+        else:
+            return None
+    if counts[2] > counts[0]:
+        return None  # more cached than prompt tokens: not a usage the report can believe
+    return Usage(*counts)
 
 
 # --------------------------------------------------------------- thinking

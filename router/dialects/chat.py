@@ -18,13 +18,15 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    MAX_EVENT_BYTES,
+    UNREADABLE,
     Adapted,
     Dialect,
     StreamRelay,
     Usage,
     Whole,
-    count,
     events_of,
+    sane_usage,
 )
 from router.edge.intake import check_chat, check_completions, check_embeddings
 from router.errors import sse_error_event
@@ -59,11 +61,11 @@ def chat_usage(usage: Any) -> Usage | None:
         return None
     prompt_details = usage.get("prompt_tokens_details")
     completion_details = usage.get("completion_tokens_details")
-    return Usage(
-        count(usage.get("prompt_tokens")),
-        count(usage.get("completion_tokens")),
-        count(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else 0,
-        count(completion_details.get("reasoning_tokens")) if isinstance(completion_details, dict) else 0,
+    return sane_usage(
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None,
+        completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else None,
     )
 
 
@@ -91,16 +93,19 @@ class Chat(Dialect):
 
     def whole(self, data: bytes, want_text: bool) -> Whole:
         doc = _loads(data)
+        if not isinstance(doc, dict):
+            return UNREADABLE
         text = None
         if want_text:
             transcript = Transcript()
             transcript.add_response(doc)
             text = transcript.text()
-        return Whole(chat_usage(doc.get("usage")) if isinstance(doc, dict) else None, None, text)
+        return Whole(chat_usage(doc.get("usage")), None, text)
 
     def relay(self, backend: Backend, client_wants_usage: bool, want_text: bool) -> StreamRelay:
         return ChatRelay(
             want_text,
+            max_event_bytes=backend.config.max_event_bytes,
             strip_usage_chunk=not client_wants_usage,
             strip_null_usage=backend.kind != "vllm" and not client_wants_usage,
         )
@@ -178,8 +183,15 @@ class ChatRelay(StreamRelay):
     """A chat or completions stream. With ``want_text`` every event is parsed to collect the
     answer's text; without, only events that mention usage are."""
 
-    def __init__(self, want_text: bool, *, strip_usage_chunk: bool, strip_null_usage: bool = False) -> None:
-        super().__init__(want_text)
+    def __init__(
+        self,
+        want_text: bool,
+        *,
+        strip_usage_chunk: bool,
+        strip_null_usage: bool = False,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+    ) -> None:
+        super().__init__(want_text, max_event_bytes)
         self.strip_usage_chunk = strip_usage_chunk
         self.strip_null_usage = strip_null_usage
         self.transcript = Transcript() if want_text else None

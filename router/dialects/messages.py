@@ -29,15 +29,17 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    MAX_EVENT_BYTES,
+    UNREADABLE,
     Adapted,
     Dialect,
     StreamRelay,
     Usage,
     Whole,
-    count,
     event_data,
     event_name,
     events_of,
+    sane_usage,
     sse_event,
     type_of,
     upstream_model,
@@ -112,9 +114,9 @@ class Messages(Dialect):
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:
-            return Whole(None)
+            return UNREADABLE
         if not isinstance(doc, dict):
-            return Whole(None)
+            return UNREADABLE
         usage = doc.get("usage")
         return Whole(
             messages_usage(usage) if isinstance(usage, dict) else None,
@@ -123,7 +125,7 @@ class Messages(Dialect):
         )
 
     def relay(self, backend: Backend, client_wants_usage: bool, want_text: bool) -> StreamRelay:
-        return MessagesRelay(want_text)
+        return MessagesRelay(want_text, backend.config.max_event_bytes)
 
 
 class CountTokens(Messages):
@@ -149,10 +151,15 @@ class CountTokens(Messages):
         return False
 
 
-def messages_usage(usage: dict[str, Any]) -> Usage:
-    cache_read = count(usage.get("cache_read_input_tokens"))
-    prompt = count(usage.get("input_tokens")) + count(usage.get("cache_creation_input_tokens")) + cache_read
-    return Usage(prompt, count(usage.get("output_tokens")), cache_read)
+def messages_usage(usage: dict[str, Any]) -> Usage | None:
+    """Anthropic counts input in three parts (uncached, cache writes, cache reads); the
+    report's prompt is their sum, with the reads as its cached part."""
+    tokens = sane_usage(usage.get("input_tokens"), usage.get("output_tokens"))
+    cache = sane_usage(usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens"))
+    if tokens is None or cache is None:
+        return None
+    reads, writes = cache.prompt, cache.completion
+    return Usage(tokens.prompt + writes + reads, tokens.completion, reads)
 
 
 # ------------------------------------------------------------ the view
@@ -264,8 +271,8 @@ def _content_text(content: Any) -> str:
 class MessagesRelay(StreamRelay):
     """A Messages stream: events pass through as they are; lifecycle events are read."""
 
-    def __init__(self, want_text: bool) -> None:
-        super().__init__(want_text)
+    def __init__(self, want_text: bool, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
+        super().__init__(want_text, max_event_bytes)
         self.open_block: int | None = None  # index of a content block started and not stopped
         self._usage: dict[str, Any] = {}
         self._blocks: dict[int, list[str]] = {}  # stored text: index -> [name or "", pieces...]

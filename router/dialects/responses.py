@@ -26,14 +26,16 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from router.dialects.base import (
+    MAX_EVENT_BYTES,
+    UNREADABLE,
     Dialect,
     StreamRelay,
     Usage,
     Whole,
-    count,
     event_data,
     event_name,
     events_of,
+    sane_usage,
     sse_event,
     type_of,
 )
@@ -117,9 +119,9 @@ class Responses(Dialect):
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:
-            return Whole(None)
+            return UNREADABLE
         if not isinstance(doc, dict):
-            return Whole(None)
+            return UNREADABLE
         response_id = doc.get("id")
         return Whole(
             responses_usage(doc.get("usage")),
@@ -128,7 +130,7 @@ class Responses(Dialect):
         )
 
     def relay(self, backend: Backend, client_wants_usage: bool, want_text: bool) -> StreamRelay:
-        return ResponsesRelay(want_text)
+        return ResponsesRelay(want_text, backend.config.max_event_bytes)
 
 
 def responses_usage(usage: Any) -> Usage | None:
@@ -136,11 +138,11 @@ def responses_usage(usage: Any) -> Usage | None:
         return None
     input_details = usage.get("input_tokens_details")
     output_details = usage.get("output_tokens_details")
-    return Usage(
-        count(usage.get("input_tokens")),
-        count(usage.get("output_tokens")),
-        count(input_details.get("cached_tokens")) if isinstance(input_details, dict) else 0,
-        count(output_details.get("reasoning_tokens")) if isinstance(output_details, dict) else 0,
+    return sane_usage(
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        input_details.get("cached_tokens") if isinstance(input_details, dict) else None,
+        output_details.get("reasoning_tokens") if isinstance(output_details, dict) else None,
     )
 
 
@@ -276,8 +278,8 @@ def _output_text(output: Any) -> str:
 class ResponsesRelay(StreamRelay):
     """A Responses stream: events pass through as they are; the lifecycle events are read."""
 
-    def __init__(self, want_text: bool) -> None:
-        super().__init__(want_text)
+    def __init__(self, want_text: bool, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
+        super().__init__(want_text, max_event_bytes)
         self.sequence = -1  # the last sequence_number relayed
         self._response: dict[str, Any] | None = None  # from response.created, for response.failed
         self._items: list[Any] = []  # output items, for the stored text

@@ -38,6 +38,7 @@ from router.edge.state import ProxyState
 from router.errors import ProxyError
 from router.forward.call import Call, Facts
 from router.forward.plan import route_plan
+from router.forward.response_ids import not_found
 from router.redact import redact_secrets
 from router.tokens import prompt_tokens
 
@@ -129,13 +130,16 @@ class Forwarding:
             # Minted on another replica? Its owner comes into the local map now: the policy
             # that reads it does no I/O.
             await state.owners.fetch(previous)
+            if state.owners.foreign(previous, caller.name if caller else None):
+                raise not_found(previous)  # another key's conversation: as if it did not exist
         decision = state.decide(body, request.headers, len(raw), dialect, caller)
         _check_route_allowed(caller, decision)
+        gate_run = _gate_run(request, caller)
         model = body.get("model")
         model = model if isinstance(model, str) else None
         allowed = caller.routes if caller else None
         return Call(
-            self._facts(raw, body, dialect, caller, model, t0),
+            self._facts(raw, body, dialect, caller, model, t0, gate_run),
             dialect,
             body,
             decision,
@@ -157,6 +161,7 @@ class Forwarding:
         caller: Caller | None,
         model: str | None,
         t0: float,
+        gate_run: str | None = None,
     ) -> Facts:
         store_text = self.config.database.store_text
         return Facts(
@@ -172,6 +177,7 @@ class Forwarding:
             classifier_version=self.state.policy.classifier_version,
             store_text=store_text,
             prompt_text=raw.decode("utf-8", "replace") if store_text else None,
+            gate_run=gate_run,
         )
 
 
@@ -274,6 +280,22 @@ def _forwarded(request: Request, dialect: Dialect) -> dict[str, str] | None:
         return None
     headers = request.headers
     return {name: headers[name] for name in dialect.forwards_headers if name in headers}
+
+
+def _gate_run(request: Request, caller: Caller | None) -> str | None:
+    """``x-offload-gate: <run id>``: the request belongs to an ``offload gate`` run, and its row
+    is left out of the month's traffic. Only an admin key (or a proxy without keys) may say so:
+    any other key could hide its own traffic from the report."""
+    run = request.headers.get("x-offload-gate")
+    if not run:
+        return None
+    if caller is not None and not caller.admin:
+        raise ProxyError(
+            403, "x-offload-gate needs an admin key", param="x-offload-gate", code="admin_required"
+        )
+    if len(run) > 64:
+        raise ProxyError(400, "x-offload-gate: a run id of at most 64 characters", param="x-offload-gate")
+    return run
 
 
 def _check_route_allowed(caller: Caller | None, decision: Decision) -> None:

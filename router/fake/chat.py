@@ -79,7 +79,7 @@ class ChatAnswer(Answer):
 
     def whole(self) -> dict[str, Any]:
         created = int(time.time())
-        text = "".join(self.fake.behaviour.reply_tokens)
+        text = "".join(self.reply.text) if self.reply.text else "".join(self.fake.behaviour.reply_tokens)
         if self.api == "completions":
             return {
                 "id": f"cmpl-{uuid.uuid4().hex}",
@@ -121,7 +121,7 @@ class ChatAnswer(Answer):
         return [(None, {**self.base, "choices": [choice], **null_usage}) for choice in self._choices()]
 
     def _choices(self) -> list[dict[str, Any]]:
-        tokens = self.fake.behaviour.reply_tokens
+        tokens = list(self.reply.text) or self.fake.behaviour.reply_tokens
         if self.api == "completions":
             out: list[dict[str, Any]] = [
                 {"index": 0, "text": t, "logprobs": None, "finish_reason": None} for t in tokens

@@ -4,6 +4,7 @@ and the :class:`Behaviour` tests steer it with."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 MODES = ("vllm", "cloud", "anthropic")
 
@@ -109,3 +110,6 @@ class Behaviour:
     body_bytes: int = 0  # pad a whole (non-streamed) success body to about this many bytes
     waiting: float = 0.0  # vllm:num_requests_waiting in /metrics
     health_status: int = 200
+    # Scripted answers, for graded runs: the first entry whose "prompt" occurs in the last
+    # user message answers it, with {"text": ...} or {"tool_call": {"name", "arguments"}}.
+    scripts: list[dict[str, Any]] = field(default_factory=list)

@@ -3,6 +3,7 @@ cache_split, within_limit."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,6 +175,13 @@ def wants_thinking(api: str, mode: str, body: dict[str, Any]) -> bool:
 def plan_reply(api: str, mode: str, body: dict[str, Any], behaviour: Behaviour) -> Reply:
     """The one rule for what every API answers: a tool call or text, maybe after thinking."""
     reasoning = REASONING if wants_thinking(api, mode, body) else ()
+    script = _script(api, body, behaviour)
+    if script is not None:
+        scripted = script.get("tool_call")
+        call = ToolCall(str(scripted["name"]), str(scripted.get("arguments", "{}"))) if scripted else None
+        return Reply(
+            reasoning, () if call else tuple(_SCRIPT_PIECES.findall(str(script.get("text", "")))), call
+        )
     call = None
     if api == "chat" and behaviour.chat_always_calls:
         tools = body.get("tools")
@@ -190,6 +198,30 @@ def plan_reply(api: str, mode: str, body: dict[str, Any], behaviour: Behaviour) 
             call = _configured_call(behaviour) or ToolCall(name, derived)
     text = () if call else tuple(behaviour.reply_tokens)
     return Reply(reasoning, text, call)
+
+
+_SCRIPT_PIECES = re.compile(r"\s*\S+|\s+")  # a scripted text as tokens that join back to it exactly
+
+
+def _script(api: str, body: dict[str, Any], behaviour: Behaviour) -> dict[str, Any] | None:
+    if not behaviour.scripts:
+        return None
+    asked = _last_user_text(body.get("input") if api == "responses" else body.get("messages"))
+    return next((s for s in behaviour.scripts if str(s.get("prompt", "")) in asked), None)
+
+
+def _last_user_text(items: Any) -> str:
+    """The text of the last user turn (a Responses ``input`` string counts as one)."""
+    if isinstance(items, str):
+        return items
+    for item in reversed(items if isinstance(items, list) else []):
+        if isinstance(item, dict) and item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            parts = content if isinstance(content, list) else []
+            return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+    return ""
 
 
 def _configured_call(behaviour: Behaviour) -> ToolCall | None:

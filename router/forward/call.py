@@ -34,6 +34,7 @@ class Facts:
     classifier_version: str | None
     store_text: bool = False  # database.store_text: keep the prompt and the answer
     prompt_text: str | None = None
+    gate_run: str | None = None  # x-offload-gate: an `offload gate` run's request, not traffic
 
 
 @dataclass(frozen=True, slots=True)

@@ -192,8 +192,14 @@ class Forwarder:
                     committed = True  # the stream owns the slot from here
                     return self._stream(call, trail, backend, endpoint, response, first, adapted)
                 data = await self._read_whole(backend, response)
+                whole = call.dialect.whole(data, call.wants_text) if response.status < 400 else None
+                if whole is not None and not whole.readable:
+                    # Nothing reached the client yet: the next candidate may answer properly.
+                    raise UpstreamFailure(
+                        "malformed_answer", f"{backend.name}: HTTP {response.status} with no JSON answer"
+                    )
                 backend.report(endpoint, ok=True)
-                return self._whole(call, trail, backend, response, data)
+                return self._whole(call, trail, backend, response, data, whole)
             except UpstreamFailure as exc:
                 if exc.blames_backend:
                     backend.report(endpoint, ok=False)
@@ -336,18 +342,23 @@ class Forwarder:
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _whole(
-        self, call: Call, trail: _Trail, backend: Backend, response: aiohttp.ClientResponse, data: bytes
+        self,
+        call: Call,
+        trail: _Trail,
+        backend: Backend,
+        response: aiohttp.ClientResponse,
+        data: bytes,
+        whole: Whole | None,
     ) -> Response:
         status = response.status
-        if status >= 400:
+        if whole is None:
             data = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
             # A rejected request generated (and bills) nothing.
             detail = f"{backend.name} answered {status}: {error_message(data)}"
             self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}", detail=detail)
         else:
-            whole = call.dialect.whole(data, call.wants_text)
             if whole.response_id is not None:
-                self.owners.remember(whole.response_id, backend.name)
+                self.owners.remember(whole.response_id, backend.name, call.facts.client)
             self._settle(call, trail, status, whole.usage, text=whole.text, response_id=whole.response_id)
         media = response.headers.get("Content-Type", "application/json")
         headers = {**relayed_headers(response), **route_headers(call, trail.served)}
@@ -368,9 +379,9 @@ class Forwarder:
 
         def settle(status: int, error_type: str | None = None) -> None:
             if relay.response_id is not None:
-                self.owners.remember(relay.response_id, backend.name)
+                self.owners.remember(relay.response_id, backend.name, call.facts.client)
             if relay.errored and error_type is None:
-                error_type = "stream_error"
+                error_type = relay.failure or "stream_error"
             self._settle(
                 call,
                 trail,

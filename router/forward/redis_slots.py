@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import time
 from collections.abc import Callable, Sequence
 
 from router.forward.redis_link import _NOW, Link
@@ -73,14 +74,27 @@ class SharedSlots:
     refreshed by every take, release and renewal). Taking waits for Redis (it is
     the atomic check); giving back never does: released leases are dropped by this
     replica's next take on the endpoint, or together after ``RELEASE_FLUSH_S``.
-    While the link is down it counts in process against ``max_concurrency ÷ replicas``.
+
+    **While the link is down** each replica counts in process against a limit of its
+    own per endpoint, fixed when the outage began from the last count it saw: what it
+    had in flight, plus its part (``÷ replicas``) of the slots no replica held. The
+    limits of all replicas add up to at most ``max_concurrency`` whoever held what, so
+    the box is never over-committed (plain ``max_concurrency ÷ replicas`` would let the
+    replicas that held few fill up while the one that held many drains). **On the way
+    back** those limits still apply for ``rebuild_s`` after recovery (a lease TTL and two
+    probe intervals: every other replica has re-leased its requests by then, and the
+    leases of one that never came back have expired), together with the shared count.
     """
 
-    def __init__(self, link: Link, replicas: int, lease_ttl_s: float) -> None:
+    def __init__(self, link: Link, replicas: int, lease_ttl_s: float, rebuild_s: float | None = None) -> None:
         self.link = link
         self.replicas = replicas
         self._ttl_ms = int(lease_ttl_s * 1000)
         self._renew_s = lease_ttl_s / 3
+        self._rebuild_s = lease_ttl_s if rebuild_s is None else rebuild_s
+        # url → (this replica's limit while the count is away, max_concurrency)
+        self._outage: dict[str, tuple[int, int]] = {}
+        self._rebuilt_at = 0.0  # monotonic; until then the outage limits still apply
         self._take = link.client.register_script(TAKE)
         self._sync = link.client.register_script(SYNC)
         self._leases: dict[str, list[str]] = {}  # url → this replica's leases
@@ -97,8 +111,31 @@ class SharedSlots:
         return f"{self.link.prefix}:slots:{redact_url(url)}"
 
     def share(self, limit: int) -> int:
-        """This replica's part of an endpoint while the shared count is away."""
+        """This replica's even part of an endpoint (what /readyz reports while away)."""
         return max(1, limit // self.replicas)
+
+    def _own_limit(self, endpoint: Counted, limit: int) -> int:
+        """This replica's limit on ``endpoint`` while the shared count is away or being
+        rebuilt: fixed the first time it is asked for, from the last count seen."""
+        fixed = self._outage.get(endpoint.url)
+        if fixed is not None:
+            return fixed[0]
+        seen = self._counts.get(endpoint.url)
+        if seen is None:
+            own = self.share(limit)  # never counted together: the even part
+        else:
+            mine = endpoint.in_flight
+            others = max(seen - len(self._leases.get(endpoint.url, ())), 0)
+            own = mine + max(limit - mine - others, 0) // self.replicas
+        self._outage[endpoint.url] = (own, limit)
+        return own
+
+    def _rebuilding(self) -> bool:
+        """Just recovered: the other replicas may not have re-leased their requests yet."""
+        if self._rebuilt_at and time.monotonic() >= self._rebuilt_at:
+            self._rebuilt_at = 0.0
+            self._outage.clear()
+        return bool(self._rebuilt_at)
 
     def limit(self, configured: int | None) -> int | None:
         if configured is None or self.link.up:
@@ -106,15 +143,21 @@ class SharedSlots:
         return self.share(configured)
 
     def in_use(self, endpoint: Counted) -> int:
-        if not self.link.up:
-            return endpoint.in_flight
-        return self._counts.get(endpoint.url, endpoint.in_flight)
+        count = endpoint.in_flight if not self.link.up else self._counts.get(endpoint.url, endpoint.in_flight)
+        own = self._outage.get(endpoint.url)
+        if own is not None and (not self.link.up or self._rebuilding()) and endpoint.in_flight >= own[0]:
+            # This replica's own limit is reached: the endpoint is full, by limit()'s measure.
+            return max(count, self.limit(own[1]) or 0)
+        return count
 
     async def take(self, endpoint: Counted, limit: int | None) -> bool:
         if limit is None:
             return True
-        if not self.link.up:
-            return endpoint.in_flight < self.share(limit)
+        if not self.link.up or self._rebuilding():
+            if endpoint.in_flight >= self._own_limit(endpoint, limit):
+                return False
+            if not self.link.up:
+                return True
         url, lease = endpoint.url, self._lease()
         released = self._to_drop.pop(url, [])
         args: list[str | int | float] = [self.link.now_ms(), self._ttl_ms, limit, lease, *released]
@@ -126,7 +169,7 @@ class SharedSlots:
             raise
         if got is None:  # Redis failed just now: this request counts in process, as the next ones
             self._to_drop.setdefault(url, []).extend([*released, lease])
-            return endpoint.in_flight < self.share(limit)
+            return endpoint.in_flight < self._own_limit(endpoint, limit)
         taken, held = got
         count(held)
         if taken:
@@ -252,4 +295,6 @@ class SharedSlots:
             while len(leases) > endpoint.in_flight:
                 self._drop(endpoint.url, leases.pop())
         done = await self.link.call(lambda: self._sync_all([e.url for e in self._counted]), probing=True)
+        if done is not None and self.link.outages:  # back from an outage, not a first start
+            self._rebuilt_at = time.monotonic() + self._rebuild_s
         return done is not None

@@ -12,10 +12,13 @@ import asyncio
 import functools
 import logging
 import os
+from typing import Any
+
+import orjson
 
 from router.forward.redis_link import _NOW, Link
 from router.forward.redis_slots import RELEASE_FLUSH_S
-from router.forward.shared import WINDOW_S, Refused
+from router.forward.shared import WINDOW_S, Minted, Refused
 
 log = logging.getLogger("offload.shared")
 
@@ -175,7 +178,7 @@ class SharedWindows:
 
 
 class SharedOwners:
-    """Response id → backend, one key each with a TTL (``state.response_ids_ttl_s``)."""
+    """Response id → backend and client key, one key each with a TTL (``state.response_ids_ttl_s``)."""
 
     def __init__(self, link: Link, ttl_s: int) -> None:
         self.link = link
@@ -184,14 +187,27 @@ class SharedOwners:
     def key(self, response_id: str) -> str:
         return f"{self.link.prefix}:response:{response_id}"
 
-    def put(self, response_id: str, backend: str) -> None:
+    def put(self, response_id: str, minted: Minted) -> None:
         if self.link.up and len(response_id) <= MAX_ID_BYTES:
             key = self.key(response_id)
-            self.link.spawn(lambda: self.link.client.set(key, backend, px=self._ttl_ms))
+            value = orjson.dumps([minted.backend, minted.client])
+            self.link.spawn(lambda: self.link.client.set(key, value, px=self._ttl_ms))
 
-    async def get(self, response_id: str) -> str | None:
+    async def get(self, response_id: str) -> Minted | None:
         if len(response_id) > MAX_ID_BYTES:
             return None
         key = self.key(response_id)
         got = await self.link.call(lambda: self.link.client.get(key))
-        return got.decode() if isinstance(got, bytes) else None
+        return _minted(got)
+
+
+def _minted(value: Any) -> Minted | None:
+    """A stored ``[backend, client]``; anything else (a value an older version wrote, with
+    no client) is no owner at all: the turn is decided as for an unknown id."""
+    try:
+        backend, client = orjson.loads(value) if isinstance(value, bytes) else (None, None)
+    except (orjson.JSONDecodeError, ValueError, TypeError):
+        return None
+    if isinstance(backend, str) and (client is None or isinstance(client, str)):
+        return Minted(backend, client)
+    return None

@@ -11,7 +11,7 @@ served from Redis instead (:mod:`router.forward.shared_redis`; :func:`router.for
   the count of every replica;
 * :class:`WindowStore`: per-key requests and tokens per minute, for
   :class:`router.edge.limits.RateLimits`;
-* :class:`OwnerStore`: response id → backend, for
+* :class:`OwnerStore`: response id → backend and client key, for
   :class:`router.forward.response_ids.ResponseOwners`.
 
 Each Redis implementation falls back to the in-process behaviour the moment
@@ -159,14 +159,22 @@ class InProcessWindows:
         return False
 
 
-class OwnerStore(Protocol):
-    """Response id → the backend that minted it, beyond this process (router/forward/response_ids.py)."""
+class Minted(NamedTuple):
+    """Who minted a Responses id: the backend that stores the response and the client key
+    it belongs to (None: an open proxy with no client keys)."""
 
-    def put(self, response_id: str, backend: str) -> None:
+    backend: str
+    client: str | None
+
+
+class OwnerStore(Protocol):
+    """Response id → who minted it, beyond this process (router/forward/response_ids.py)."""
+
+    def put(self, response_id: str, minted: Minted) -> None:
         """Record an owner. Never waits."""
         ...
 
-    async def get(self, response_id: str) -> str | None:
+    async def get(self, response_id: str) -> Minted | None:
         """The owner another replica recorded, or None."""
         ...
 
@@ -174,10 +182,10 @@ class OwnerStore(Protocol):
 class InProcessOwners:
     """Nothing beyond ResponseOwners's own map."""
 
-    def put(self, response_id: str, backend: str) -> None:
+    def put(self, response_id: str, minted: Minted) -> None:
         return None
 
-    async def get(self, response_id: str) -> str | None:
+    async def get(self, response_id: str) -> Minted | None:
         return None
 
 
@@ -228,6 +236,7 @@ __all__ = [
     "IN_PROCESS_WINDOWS",
     "InProcess",
     "LocalSlots",
+    "Minted",
     "OwnerStore",
     "Refused",
     "SharedState",

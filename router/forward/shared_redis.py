@@ -42,7 +42,9 @@ class RedisState:
     def __init__(self, config: StateConfig, clock: Callable[[], float] | None = None) -> None:
         self.config = config
         self.link = Link(config, clock)
-        self.slots = SharedSlots(self.link, config.replicas, config.lease_ttl_s)
+        self.slots = SharedSlots(
+            self.link, config.replicas, config.lease_ttl_s, config.lease_ttl_s + 2 * config.probe_interval_s
+        )
         self.windows = SharedWindows(self.link)
         self.owners = SharedOwners(self.link, config.response_ids_ttl_s)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +45,50 @@ def sqlite_file_missing(url: str) -> bool:
     rather than create an empty file by connecting."""
     database = make_url(url).database if is_sqlite(url) else None
     return bool(database) and not Path(str(database)).exists()
+
+
+PRIVATE_MODE = 0o600  # what the proxy's own files hold: prompts (store_text), keys' names, spend
+
+
+def create_private_sqlite(url: str) -> None:
+    """Create a SQLite database file 0600 before SQLite does (it would take the umask,
+    0644 under the usual 022). SQLite gives its ``-wal`` and ``-shm`` files the mode of
+    the database file, so they are private too, whatever the umask."""
+    database = make_url(url).database if is_sqlite(url) else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    try:
+        fd = os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_MODE)
+    except OSError:
+        return  # there already, or its directory is missing: SQLite says what it says
+    os.fchmod(fd, PRIVATE_MODE)  # O_CREAT's mode passes through the umask
+    os.close(fd)
+
+
+def private_file_paths(url: str, spool_path: str) -> list[Path]:
+    """The proxy's own files: the SQLite database with its -wal and -shm, the spool and
+    the journal (router.accounting.Journal's names)."""
+    paths: list[Path] = []
+    database = make_url(url).database if is_sqlite(url) else None
+    if database and database != ":memory:":
+        paths += [Path(database), Path(f"{database}-wal"), Path(f"{database}-shm")]
+    spool = Path(spool_path)
+    paths += [spool, *(spool.with_name(f"{spool.stem}.journal-{i}") for i in (0, 1))]
+    return paths
+
+
+def too_open(paths: list[Path]) -> list[str]:
+    """Each existing file among ``paths`` that others than its owner may read or write,
+    as ``path (0644)``: start-up warns about them, and never changes a mode by itself."""
+    found = []
+    for path in paths:
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except OSError:
+            continue
+        if mode & 0o077:
+            found.append(f"{path} ({mode:04o})")
+    return found
 
 
 def make_engine(url: str, *, pooled: bool = True) -> Engine:
@@ -129,9 +175,10 @@ def current_revision(url: str) -> str | None:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    """Apply migrations up to ``revision`` (idempotent)."""
+    """Apply migrations up to ``revision`` (idempotent); a new SQLite file is made 0600."""
     from alembic import command
 
+    create_private_sqlite(url)
     cfg = alembic_config()
     engine = make_engine(url, pooled=False)
     try:

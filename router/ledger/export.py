@@ -76,7 +76,9 @@ def select_rows(
             u.shadow_route,
             u.prompt_text,
         )  # fmt: skip
-        .where(u.started_at >= start, u.started_at < end, u.prompt_text.is_not(None), u.shadow_of.is_(None))
+        # Not a shadow run's copy, nor a gate run's benchmark prompt (test cases must not become training data).
+        .where(u.started_at >= start, u.started_at < end, u.prompt_text.is_not(None))
+        .where(u.shadow_of.is_(None), u.gate_run.is_(None))
         .order_by(u.started_at)
     )
     if selection == "low-confidence":

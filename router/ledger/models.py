@@ -81,6 +81,7 @@ class UsageRow:
     arm: str | None = None  # the arm a weighted split (routing.intents) or a shadow run chose
     shadow_of: str | None = None  # a shadow run's row: the request_id of the real request it copied
     agreement: str | None = None  # a shadow run: "agree", "disagree" or "not_judged" against the real answer
+    gate_run: str | None = None  # `offload gate run`'s traffic: the id of its run (not the month's traffic)
     # Only filled when database.store_text is on.
     prompt_text: str | None = field(default=None, metadata=LONG_TEXT)
     completion_text: str | None = field(default=None, metadata=LONG_TEXT)
@@ -147,8 +148,8 @@ class UsageDaily(Base):
     Database triggers (migration 0006) keep it: every row inserted into ``usage``
     (by the writer, a spool replay, a journal recovery, or by hand) is added in the
     same transaction, a row the insert skipped as already known is not, and a row
-    updated or deleted is taken out again. Shadow runs (``shadow_of`` set) are left
-    out, as the report leaves them out. A NULL dimension is stored as ``''`` (a
+    updated or deleted is taken out again. Shadow runs (``shadow_of`` set) and the
+    gate's traffic (``gate_run`` set) are left out, as the report leaves them out. A NULL dimension is stored as ``''`` (a
     primary key has no NULLs); the readers read ``''`` back as NULL.
     """
 
@@ -189,5 +190,51 @@ class Label(Base):
     labelled_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class GateRun(Base):
+    """One capability run of ``offload gate`` (``router.gate``): smf-bench-format cases sent
+    through the proxy to one backend or arm, or a stage-1 result file imported.
+
+    ``recipe_hash`` fingerprints what answered (``router.gate.store.fingerprint``): a config whose
+    backend hashes otherwise has changed since, and the run's evidence is stale.
+    """
+
+    __tablename__ = "gate_runs"
+    __table_args__ = (Index("ix_gate_runs_target_started_at", "target", "started_at"),)
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    source: Mapped[str] = mapped_column(String)  # "run" | "import"
+    target: Mapped[str] = mapped_column(String)  # the backend or arm that answered
+    backend: Mapped[str] = mapped_column(String)  # the server's backend (an arm's variant_of)
+    route: Mapped[str] = mapped_column(String)  # "local" | "cloud"
+    model: Mapped[str] = mapped_column(String)
+    recipe_hash: Mapped[str] = mapped_column(String)
+    label: Mapped[str | None] = mapped_column(String, nullable=True)  # e.g. an imported file's tag
+    suites: Mapped[str] = mapped_column(Text)  # JSON list of what ran
+    wall_time_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class GateResult(Base):
+    """One graded case of a gate run: ``pass``, ``fail`` or ``error`` (no answer, a timeout)."""
+
+    __tablename__ = "gate_results"
+    __table_args__ = (UniqueConstraint("run_id", "case_id", name="uq_gate_results_run_case"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String)
+    case_id: Mapped[str] = mapped_column(String)
+    category: Mapped[str] = mapped_column(String)
+    difficulty: Mapped[str | None] = mapped_column(String, nullable=True)
+    evaluator: Mapped[str] = mapped_column(String)
+    status: Mapped[str] = mapped_column(String)
+    score: Mapped[float] = mapped_column(Float)
+    detail: Mapped[str] = mapped_column(Text)
+    elapsed_s: Mapped[float] = mapped_column(Float)
+    tokens: Mapped[int] = mapped_column(Integer)
+
+
 usage_daily_table = UsageDaily.__table__
+gate_runs_table = GateRun.__table__
+gate_results_table = GateResult.__table__
 labels_table = Label.__table__

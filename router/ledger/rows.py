@@ -70,6 +70,7 @@ def usage_row(
         arm=decision.arm,
         shadow_of=shadow_of,
         agreement=agreement,
+        gate_run=facts.gate_run,
         prompt_text=facts.prompt_text if facts.store_text else None,
         completion_text=outcome.text if facts.store_text else None,
     )

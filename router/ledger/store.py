@@ -25,6 +25,7 @@ from router.ledger.db import SchemaOutOfDate, describe_error, ensure_schema, mak
 from router.ledger.files import line, release_heap
 from router.ledger.insert import Inserter, inserter_for
 from router.ledger.models import UsageRow
+from router.ledger.refusals import RefusalLog
 from router.ledger.spool import Spool
 
 log = logging.getLogger("offload.accounting")
@@ -58,6 +59,7 @@ class RowStore:
         self._schema_checked = False
         self._down_until = 0.0  # monotonic time before which the database is not tried
         self._outage_logged = False
+        self.refusals = RefusalLog(spool.rejected_path)
         # "The spool may hold rows": saves a file-system check per batch. True at start so
         # that a spool left by an earlier run is replayed.
         self._spool_maybe = True
@@ -76,6 +78,7 @@ class RowStore:
             self._mark_down(exc)
 
     def close(self) -> None:
+        self.refusals.flush()
         if self.engine is not None:
             self.engine.dispose()
 
@@ -142,34 +145,36 @@ class RowStore:
             return self._insert_one_by_one(values)
 
     def _insert_one_by_one(self, values: list[dict[str, Any]]) -> int:
+        """A batch the database refused, row by row: the rows it still refuses are kept for
+        a human and logged in a summary (:class:`RefusalLog`), not one line each."""
         assert self.engine is not None and self._insert is not None
         inserted = 0
+        refused: list[tuple[dict[str, Any], BaseException]] = []
         for v in values:
             try:
                 with self.engine.begin() as conn:
                     inserted += self._insert.insert(conn, [v])
             except (IntegrityError, DataError) as exc:
-                self._reject(v, exc)
+                refused.append((v, exc))
+        if refused:
+            self._reject(refused)
         return inserted
 
-    def _reject(self, values: dict[str, Any], exc: BaseException) -> None:
+    def _reject(self, refused: list[tuple[dict[str, Any], BaseException]]) -> None:
+        first = describe_error(refused[0][1])
         try:
-            self.spool.reject([line(values)])
+            self.spool.reject([line(v) for v, _ in refused])
         except OSError as error:
             log.error(
-                "usage row refused by the database (%s) and lost: %s",
-                describe_error(exc),
+                "%d usage rows refused by the database (%s) and lost: %s",
+                len(refused),
+                first,
                 describe_error(error),
             )
-            self.counts.add(lost=1)
+            self.counts.add(lost=len(refused))
             return
-        log.error(
-            "usage row %s refused by the database (%s): kept in %s",
-            values.get("request_id"),
-            describe_error(exc),
-            self.spool.rejected_path,
-        )
-        self.counts.add(rejected=1)
+        self.counts.add(rejected=len(refused))
+        self.refusals.add(len(refused), first, [v.get("request_id") for v, _ in refused])
 
     # ------------------------------------------------------------ outages
 

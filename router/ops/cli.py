@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         "demo": _delegate("router.ops.demo"),
         "export": _delegate("router.ledger.export"),
         "compare": _delegate("router.ledger.compare"),
+        "gate": _delegate("router.gate.cli"),
         "eval": _delegate("classifier.evaluate"),
         "train": _delegate("classifier.train"),
     }
@@ -118,6 +119,7 @@ def serve(args: list[str]) -> int:
     # First, so that the database, the journal and every connection get the raised limit.
     limits = head_limits(config.server, raise_descriptor_limit())
     _prepare_database(config, opts.config)
+    _warn_about_open_files(config)
     from router.app import create_app
 
     app = create_app(config)
@@ -158,6 +160,18 @@ class _Server(uvicorn.Server):
         finally:
             for sig, handler in original.items():
                 signal.signal(sig, handler)
+
+
+def _warn_about_open_files(config: Config) -> None:
+    """The database, spool and journal hold prompts, names and spend: say so when other
+    local users may read them (files made before this version, or by hand)."""
+    from router.ledger.db import private_file_paths, too_open
+
+    if not config.database.enabled:
+        return
+    wide = too_open(private_file_paths(config.database.url, config.database.spool_path))
+    if wide:
+        log.warning("readable by other local users: %s; run chmod 600 on them", ", ".join(wide))
 
 
 def _prepare_database(config: Config, config_file: str | None) -> None:

@@ -74,13 +74,21 @@ def planned_files(directory: Path) -> dict[Path, bytes]:
 
 
 def write(path: Path, content: bytes) -> None:
+    """Write ``content`` to ``path`` through a new file renamed into place: a symlink at
+    ``path`` (an existing ``.env`` pointing elsewhere) is replaced, its target never
+    written, and the ``.env`` is 0600 from its first byte whatever the umask."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    private = path.name == ENV_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
-    with os.fdopen(fd, "wb") as fh:
-        if private:
-            os.fchmod(fh.fileno(), 0o600)  # an existing .env overwritten with --force, too
-        fh.write(content)
+    mode = 0o600 if path.name == ENV_FILE else 0o644
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), mode)  # the umask may have narrowed (or, for .env, not mattered)
+            fh.write(content)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
