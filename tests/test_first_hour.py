@@ -155,3 +155,18 @@ def test_the_proxy_refuses_an_upstream_key_equal_to_a_client_key(tmp_path: Path)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "OPENAI_API_KEY" in lines[0] and "OFFLOAD_API_KEY" in lines[0], done.stderr
+
+
+def test_the_readme_is_short_and_its_docs_stand_alone() -> None:
+    """A newcomer reads the README in ten minutes; everything else is in docs/, linked, and
+    no doc points outside the repository."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)\)", readme))
+    assert {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")} <= linked
+    for doc in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", doc.read_text()):
+            if target.startswith(("http://", "https://")):
+                continue
+            path = (doc.parent / target).resolve()
+            assert path.is_relative_to(ROOT) and path.exists(), f"{doc.name}: {target}"

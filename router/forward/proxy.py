@@ -26,7 +26,7 @@ from starlette.types import Receive
 
 from router.config import KIND_APIS, CapacityConfig
 from router.dialects import Adapted, Usage, Whole
-from router.errors import ProxyError, SecretMask, error_message, normalise_upstream_error
+from router.errors import ProxyError, SecretMask, configuration_error, error_message, normalise_upstream_error
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.forward.call import Call, Outcome, Served
 from router.forward.plan import candidates_for
@@ -455,19 +455,6 @@ class Forwarder:
         else:
             error = ProxyError(503, f"no backend could answer: {tried}", code="no_backend_available")
         return self._refuse(call, trail, error)
-
-
-def configuration_error(message: str, code: str) -> ProxyError:
-    """A problem only the operator can fix: a 400 that SDKs and agents do not retry
-    (``x-should-retry: false``), never a 503 or Anthropic's ``overloaded_error``, which make
-    Claude Code retry for minutes and call it temporary."""
-    return ProxyError(
-        400,
-        f"offload-router is not configured to serve this: {message}",
-        code=code,
-        type="invalid_request_error",
-        headers={"x-should-retry": "false"},
-    )
 
 
 def _deadline(backend: Backend, streaming: bool) -> float | None:
