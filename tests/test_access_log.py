@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import httpx
 import pytest
@@ -84,13 +85,64 @@ def test_the_fallback_and_its_reason_are_in_the_line(
         server.stop()
 
 
+def test_a_stderr_nobody_reads_never_blocks_a_request(local_fake: RunningFake, tmp_path: Path) -> None:
+    """`offload serve` with its stderr a pipe nobody drains (a supervisor that does not read
+    it): once the pipe is full, requests still answer; log records are dropped, not waited on."""
+    import subprocess
+    import sys
+
+    from tests.harness import free_port, wait_until
+
+    port = free_port()
+    config = (
+        "database: {enabled: false}\n"
+        f"backends: {{local: {{kind: vllm, base_url: '{local_fake.url}', model: m}}}}\n"
+        "logging: {level: debug}\n"
+    )
+    (tmp_path / "c.yaml").write_text(config)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "router.ops.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--config",
+            str(tmp_path / "c.yaml"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,  # never read
+        cwd=tmp_path,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            try:
+                return httpx.get(url + "/healthz", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        assert wait_until(up, timeout=30)
+        with httpx.Client(timeout=10) as client:
+            # Far more than a 64 KiB pipe holds of access lines.
+            for _ in range(600):
+                r = client.post(url + "/v1/chat/completions", json={"model": "local", "messages": USER})
+                assert r.status_code == 200
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_json_format_and_level(capsys: pytest.CaptureFixture[str]) -> None:
     root = logging.getLogger()
     saved = (list(root.handlers), root.level)
     try:
-        configure_logging(LoggingConfig(level="WARNING", format="json"))
+        listener = configure_logging(LoggingConfig(level="WARNING", format="json"))
         logging.getLogger("offload.test").info("hidden below the level")
         logging.getLogger("offload.test").warning("shown")
+        listener.stop()  # writes what is queued
         lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
         assert [(x["level"], x["logger"], x["message"]) for x in lines] == [
             ("warning", "offload.test", "shown")

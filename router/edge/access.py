@@ -12,7 +12,10 @@ per line (the access fields as keys); ``text`` writes ``key=value`` pairs.
 
 from __future__ import annotations
 
+import atexit
 import logging
+import logging.handlers
+import queue
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("offload.access")
 DETAIL_CHARS = 300  # of an error's message, in its line
+QUEUE_RECORDS = 10_000  # waiting to be written; past it records are dropped, never waited for
 
 
 def request_fields(row: UsageRow, detail: str | None = None) -> dict[str, Any]:
@@ -98,14 +102,39 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(out).decode()
 
 
-def configure_logging(config: LoggingConfig) -> None:
+class _DroppingQueueHandler(logging.handlers.QueueHandler):
+    """Puts records on a bounded queue, never waits: a full queue (stderr not read, a slow
+    terminal) drops the record and counts it, so logging never blocks the event loop."""
+
+    dropped = 0
+
+    def enqueue(self, record: logging.LogRecord) -> None:
+        try:
+            self.queue.put_nowait(record)
+        except queue.Full:
+            type(self).dropped += 1
+
+
+def configure_logging(config: LoggingConfig) -> logging.handlers.QueueListener:
     """The process's logging as ``logging:`` says: its level, its format, the access log on
-    or off. Called once by ``offload serve`` after the config is read."""
+    or off. Called once by ``offload serve`` after the config is read. Records are written
+    to stderr by a thread of their own (a request only puts its line on a queue); the
+    returned listener is stopped at exit, which writes what is still queued."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if config.format == "json" else TextFormatter())
+    records: queue.Queue[logging.LogRecord] = queue.Queue(QUEUE_RECORDS)
+    listener = logging.handlers.QueueListener(records, handler)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
-    root.addHandler(handler)
+    root.addHandler(_DroppingQueueHandler(records))
     root.setLevel(config.level.upper())
     log.disabled = not config.access
+    listener.start()
+    atexit.register(_stop, listener)
+    return listener
+
+
+def _stop(listener: logging.handlers.QueueListener) -> None:
+    if listener._thread is not None:  # not stopped already
+        listener.stop()
