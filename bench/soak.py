@@ -71,8 +71,16 @@ MIX: dict[str, tuple[float, int]] = {
     "fallback": (0.10, 200),
     "disconnect": (0.10, 200),
 }
-# --hostile adds requests whose model and text carry NUL characters: served, and stored.
-HOSTILE_MIX: dict[str, tuple[float, int]] = {**MIX, "nul": (0.05, 200)}
+# --hostile adds requests whose model and text carry NUL characters (served, and stored),
+# and requests to bench/hostile_upstream.py: nonsense usage (served, its row estimated) and
+# a stream event that never ends (ended by the proxy at max_event_bytes, in the API's way).
+HOSTILE_MIX: dict[str, tuple[float, int]] = {
+    **MIX,
+    "nul": (0.05, 200),
+    "nonsense_usage": (0.03, 200),
+    "huge_event": (0.005, 200),
+}
+HUGE_EVENT_BOUND = 1024 * 1024  # backends.huge.max_event_bytes in the hostile config
 
 
 @dataclass
@@ -98,7 +106,9 @@ def fake(port: int, mode: str, api_key: str | None = None) -> subprocess.Popen[b
     return start([*cmd, "--api-key", api_key] if api_key else cmd, port)
 
 
-def write_config(tmp: Path, ports: dict[str, int], database_url: str | None = None) -> Path:
+def write_config(
+    tmp: Path, ports: dict[str, int], database_url: str | None = None, hostile: bool = False
+) -> Path:
     def url(name: str) -> str:
         return f"http://127.0.0.1:{ports[name]}/v1"
 
@@ -115,6 +125,15 @@ def write_config(tmp: Path, ports: dict[str, int], database_url: str | None = No
         },
         "routing": {"default": "local", "fallbacks": {"local": ["cloud"], "spark2": ["cloud"]}},
     }
+    if hostile:
+        bad = url("hostile")
+        config["backends"]["nonsense"] = {"kind": "vllm", "base_url": bad, "model": "nonsense-usage"}
+        config["backends"]["huge"] = {
+            "kind": "vllm",
+            "base_url": bad,
+            "model": "huge-event",
+            "max_event_bytes": HUGE_EVENT_BOUND,
+        }
     path = tmp / "soak.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -182,6 +201,10 @@ def request_for(kind: str, base: str) -> tuple[str, dict[str, Any], dict[str, st
         return chat, {"model": "auto", "messages": USER}, {"x-offload-route": "spark2"}, False
     if kind == "disconnect":
         return chat, {"model": "auto", "messages": USER, "stream": True}, {"x-offload-route": "slow"}, True
+    if kind == "nonsense_usage":
+        return chat, {"model": "auto", "messages": USER}, {"x-offload-route": "nonsense"}, False
+    if kind == "huge_event":
+        return chat, {"model": "auto", "messages": USER, "stream": True}, {"x-offload-route": "huge"}, True
     if kind == "nul":
         body = {"model": "nul\u0000-model", "messages": [{"role": "user", "content": "a \u0000 in the text"}]}
         return chat, body, {}, False
@@ -203,7 +226,14 @@ async def one(session: aiohttp.ClientSession, kind: str, base: str, tally: Tally
                 first_chunk = await response.content.readany()
                 first = time.perf_counter() - t
                 data = first_chunk + await response.read()
-                if not data.endswith(b"data: [DONE]\n\n") or b'"error"' in data:
+                ended_by_proxy = (
+                    kind == "huge_event" and b"larger than" in data and data.endswith(b"[DONE]\n\n")
+                )
+                # After a few runaway events the backend's breaker opens and the turn falls back.
+                fell_back = response.headers.get("x-offload-fallback") == "1" and data.endswith(b"[DONE]\n\n")
+                if kind == "huge_event" and not (ended_by_proxy or fell_back):
+                    tally.errors["huge_event: not ended at max_event_bytes"] += 1
+                elif kind != "huge_event" and (not data.endswith(b"data: [DONE]\n\n") or b'"error"' in data):
                     tally.errors[f"{kind}: stream not ended cleanly"] += 1
             else:
                 first = None
@@ -440,7 +470,7 @@ def hostile(opts: argparse.Namespace) -> int:
     if not opts.postgres:
         print("--hostile needs --postgres URL (or OFFLOAD_TEST_POSTGRES_URL): the database cuts need one")
         return 2
-    ports = {name: free_port() for name in ("local", "cloud", "spark2", "slow", "proxy")}
+    ports = {name: free_port() for name in ("local", "cloud", "spark2", "slow", "hostile", "proxy")}
     procs: dict[str, subprocess.Popen[bytes]] = {}
     failures: list[str] = []
     schema = f"soak_{os.getpid()}"
@@ -460,13 +490,17 @@ def hostile(opts: argparse.Namespace) -> int:
             procs["cloud"] = fake(ports["cloud"], "cloud", CLOUD_KEY)
             procs["spark2"] = fake(ports["spark2"], "vllm")
             procs["slow"] = fake(ports["slow"], "vllm")
+            hostile_upstream = Path(__file__).with_name("hostile_upstream.py")
+            procs["hostile"] = start(
+                [sys.executable, str(hostile_upstream), "--port", str(ports["hostile"])], ports["hostile"]
+            )
             import httpx
 
             spark2 = f"http://127.0.0.1:{ports['spark2']}/_fake/config"
             httpx.post(spark2, json={"fail_status": 503, "fail_count": -1}).raise_for_status()
             slow = f"http://127.0.0.1:{ports['slow']}/_fake/config"
             httpx.post(slow, json={"chunk_delay": 0.02}).raise_for_status()
-            config = write_config(tmp, ports, database_url=via)
+            config = write_config(tmp, ports, database_url=via, hostile=True)
             serve = [
                 sys.executable,
                 "-m",
@@ -510,6 +544,18 @@ def hostile(opts: argparse.Namespace) -> int:
                         sa.text("SELECT count(*) FROM \"usage\" WHERE model_requested = 'nul-model'")
                     ).scalar_one()
                 )
+                nonsense_rows, nonsense_estimated = conn.execute(
+                    sa.text(
+                        "SELECT count(*), count(*) FILTER (WHERE tokens_estimated AND prompt_tokens < 100000) "
+                        "FROM \"usage\" WHERE backend = 'nonsense'"
+                    )
+                ).one()
+                huge_rows, huge_bounded = conn.execute(
+                    sa.text(
+                        "SELECT count(*), count(*) FILTER (WHERE error_type = 'upstream_event_too_large') "
+                        "FROM \"usage\" WHERE decided_backend = 'huge'"
+                    )
+                ).one()
             engine.dispose()
         finally:
             for proc in procs.values():
@@ -541,6 +587,14 @@ def hostile(opts: argparse.Namespace) -> int:
     print(f"  rows            {rows} in PostgreSQL for {answered_total} answered requests "
           f"({answered_total - rows} fewer; bound {bound}); exit code {code}")  # fmt: skip
     print(f"  NUL requests    {sent_nul} sent; rows whose model was stored as 'nul-model': {nul_rows}")
+    sent_nonsense, sent_huge = kinds.count("nonsense_usage"), kinds.count("huge_event")
+    print(
+        f"  nonsense usage  {sent_nonsense} sent; {nonsense_rows} rows, {nonsense_estimated} estimated and marked"
+    )
+    print(
+        f"  huge events     {sent_huge} sent; {huge_rows} rows, {huge_bounded} ended at {HUGE_EVENT_BOUND} bytes "
+        "(the rest fell back once the breaker opened)"
+    )
     print(
         f"  statuses        {dict(sorted(Counter({f'{k}:{s}': n for (k, s), n in tally.statuses.items()}).items()))}"
     )
@@ -554,6 +608,14 @@ def hostile(opts: argparse.Namespace) -> int:
         failures.append(f"rows {rows} < answered {answered_total} less the SIGKILL bound {bound}")
     if nul_rows < sent_nul:
         failures.append(f"{sent_nul - nul_rows} NUL-bearing requests without their row")
+    if nonsense_estimated != nonsense_rows or nonsense_rows < sent_nonsense:
+        failures.append(
+            f"nonsense usage: {nonsense_rows} rows, {nonsense_estimated} estimated, {sent_nonsense} sent"
+        )
+    if huge_rows < sent_huge or not huge_bounded:
+        failures.append(
+            f"huge events: {huge_rows} rows ({huge_bounded} ended at the bound), {sent_huge} sent"
+        )
     if code != 0:
         failures.append(f"proxy exited {code}")
     refused = {k: n for k, n in stats.items() if k.startswith("oversized: ") and k != "oversized: 431"}

@@ -337,7 +337,7 @@ def test_generator_writes_requests_as_the_policy_classifies_them() -> None:
     """A tool-loop turn is decided by the conversation up to its last user turn
     (router.decide.policy); the generator's decision_view cuts the same place, so the corpus never
     holds a request the classifier would not be handed."""
-    from router.decide.policy import _in_tool_loop, _up_to_last_user_turn
+    from router.decide.steps import _in_tool_loop, _up_to_last_user_turn
 
     r = Rand(5)
     seen = 0

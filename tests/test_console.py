@@ -42,7 +42,9 @@ PAGES = ["/month", f"/month?month={MONTH}", "/now", "/decisions", "/labels", "/g
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)>"
 
 
-def make_config(db_url: str, *, keys: bool = True, store_text: bool = True) -> Config:
+def make_config(
+    db_url: str, *, keys: bool = True, store_text: bool = True, rules: list[dict[str, Any]] | None = None
+) -> Config:
     raw: dict[str, Any] = {
         "database": {"url": db_url, "store_text": store_text},
         "backends": {
@@ -61,7 +63,7 @@ def make_config(db_url: str, *, keys: bool = True, store_text: bool = True) -> C
                 "price": {"input_per_mtok": 1.25, "output_per_mtok": 10.0},
             },
         },
-        "routing": {"fallbacks": {"local": ["cloud"]}, "confidence_floor": 0.5},
+        "routing": {"fallbacks": {"local": ["cloud"]}, "confidence_floor": 0.5, "rules": rules or []},
     }
     if keys:
         raw["auth"] = {

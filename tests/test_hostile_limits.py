@@ -9,11 +9,14 @@ of them has been charged (before: 200 requests on a 1,000-token budget used 6,60
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
+import orjson
 import pytest
 
-from router.config import ClientKey, parse_config
+from router.config import ClientKey, Config, parse_config
 from router.edge.limits import RateLimits, estimate_tokens
 from router.errors import ProxyError
 from tests.harness import CLOUD_KEY, CLOUD_MODEL, LOCAL_MODEL, USER, ProxyServer
@@ -92,18 +95,18 @@ def test_estimate_uses_the_clients_output_cap_else_the_default() -> None:
     assert estimate_tokens(400, {"max_tokens": -5}, default_output=7) == 107
 
 
-async def test_200_concurrent_requests_stay_within_the_budget(local_fake, cloud_fake) -> None:
-    """Through the real proxy: at most the budget plus one request's worth is spent."""
-    config = parse_config(
+def budgeted(local: Any, cloud: Any, name: str, budget: int, *, reserve_output: int) -> Config:
+    """The demo's two backends and one key ``k-<name>`` with a tokens-per-minute budget."""
+    return parse_config(
         {
-            "server": {"reserve_output_tokens": 40},
+            "server": {"reserve_output_tokens": reserve_output},
             "database": {"enabled": False},
-            "auth": {"keys": [{"name": "thrifty", "key": "k-thrifty", "tokens_per_minute": BUDGET}]},
+            "auth": {"keys": [{"name": name, "key": f"k-{name}", "tokens_per_minute": budget}]},
             "backends": {
-                "local": {"kind": "vllm", "base_url": local_fake.url, "model": LOCAL_MODEL},
+                "local": {"kind": "vllm", "base_url": local.url, "model": LOCAL_MODEL},
                 "cloud": {
                     "kind": "openai",
-                    "base_url": cloud_fake.url,
+                    "base_url": cloud.url,
                     "model": CLOUD_MODEL,
                     "api_key": CLOUD_KEY,
                 },
@@ -111,6 +114,11 @@ async def test_200_concurrent_requests_stay_within_the_budget(local_fake, cloud_
         },
         env={},
     )
+
+
+async def test_200_concurrent_requests_stay_within_the_budget(local_fake, cloud_fake) -> None:
+    """Through the real proxy: at most the budget plus one request's worth is spent."""
+    config = budgeted(local_fake, cloud_fake, "thrifty", BUDGET, reserve_output=40)
     server = await asyncio.to_thread(ProxyServer, config)
     try:
         headers = {"Authorization": "Bearer k-thrifty"}
@@ -128,3 +136,38 @@ async def test_200_concurrent_requests_stay_within_the_budget(local_fake, cloud_
     spent = [r.prompt_tokens + r.completion_tokens for r in rows]
     assert len(rows) == statuses.count(200) >= 2  # concurrency, not one request at a time
     assert sum(spent) <= BUDGET + max(spent), f"{sum(spent)} tokens spent on a {BUDGET}-token budget"
+
+
+async def test_chunked_bodies_and_their_max_tokens_are_reserved(local_fake, cloud_fake) -> None:
+    """A chunked body has no Content-Length: its reservation comes from the body as read,
+    plus its own max_tokens (before: 0 bytes and the default output, so ten concurrent
+    chunked requests used four times a 5,000-token budget)."""
+    budget, max_tokens = 5000, 2000
+    config = budgeted(local_fake, cloud_fake, "chunky", budget, reserve_output=10)
+    from tests.conftest import fake_config
+
+    fake_config(local_fake, first_byte_delay=1.0)  # all ten are in flight together
+    server = await asyncio.to_thread(ProxyServer, config)
+    payload = orjson.dumps(
+        {"model": "local", "messages": [{"role": "user", "content": "x" * 2000}], "max_tokens": max_tokens}
+    )
+
+    async def chunked() -> AsyncIterator[bytes]:
+        for start in range(0, len(payload), 500):
+            yield payload[start : start + 500]
+
+    try:
+        headers = {"Authorization": "Bearer k-chunky", "content-type": "application/json"}
+        async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as client:
+            responses = await asyncio.gather(
+                *(client.post("/chat/completions", content=chunked(), headers=headers) for _ in range(10))
+            )
+    finally:
+        await asyncio.to_thread(server.stop)
+    statuses = [r.status_code for r in responses]
+    assert all("content-length" not in r.request.headers for r in responses)  # really chunked
+    reserved_each = estimate_tokens(len(payload), orjson.loads(payload), default_output=10)
+    assert reserved_each >= max_tokens
+    # Reserved per request: at most the budget's worth of them (plus one) are let in together.
+    assert statuses.count(200) <= budget // reserved_each + 1, statuses
+    assert statuses.count(429) >= 10 - (budget // reserved_each + 1)

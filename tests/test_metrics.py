@@ -19,6 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from router.decide.reasons import DECIDED, all_texts
 from router.edge.metrics import REJECT_REASONS
 from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import CLOUD_KEY, fake_config
@@ -156,6 +157,8 @@ def test_common_series_exist_at_zero_before_any_traffic(proxy: ProxyServer) -> N
     assert unanswered[("none", "5xx")] == unanswered[("coding", "4xx")] == 0
     rejected = {s.labels["reason"]: s.value for s in samples if s.name == "offload_rejected_requests_total"}
     assert rejected == dict.fromkeys(REJECT_REASONS, 0)
+    decided = {s.labels["reason"]: s.value for s in samples if s.name == "offload_decisions_total"}
+    assert decided == dict.fromkeys(all_texts(DECIDED, []), 0)  # every reason of a decision (no rules here)
 
 
 def test_requests_and_tokens_match_the_traffic(proxy: ProxyServer) -> None:
@@ -180,6 +183,10 @@ def test_requests_and_tokens_match_the_traffic(proxy: ProxyServer) -> None:
         ("cloud",): 3,
     }
     assert series(samples, "offload_decision_seconds_count", ()) == {(): 9}
+    assert series(samples, "offload_decisions_total", ("reason",)) == {
+        ("override_model",): 8,
+        ("tool_loop",): 1,
+    }
     # Nothing fell back, nothing is in flight once every answer has been read.
     assert series(samples, "offload_fallbacks_total", ("reason",)) == {}
     in_flight = {s.labels["backend"]: s.value for s in samples if s.name == "offload_backend_in_flight"}

@@ -116,7 +116,7 @@ def agent_text(r: Rand, intent: str, source_idx: int) -> str | None:
 def decision_view(body: dict[str, Any]) -> dict[str, Any]:
     """The request as the proxy's policy classifies it: a tool-loop turn (tools offered, the
     last message a tool result or a tool call) takes the decision of the conversation up to its
-    last user turn (``router.policy._tool_loop``, reimplemented here so the generator does not
+    last user turn (``router.decide.steps.ToolLoop``, reimplemented here so the generator does not
     import the proxy; tests/test_classifier.py checks they agree)."""
     messages = body.get("messages")
     if not body.get("tools") or not isinstance(messages, list) or not messages:

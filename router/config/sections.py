@@ -51,6 +51,9 @@ class ServerConfig(_Strict):
     # tokens_per_minute: the output tokens reserved at admission for a request that
     # names no max_tokens (router/edge/limits.py); its real usage replaces them at the end.
     reserve_output_tokens: int = Field(1024, ge=0)
+    # /readyz answers anyone (load balancers, probes): backends' states and counts. Their
+    # models and endpoint URLs only to an admin key, unless this is on.
+    public_details: bool = False
 
 
 class DatabaseConfig(_Strict):
@@ -66,6 +69,10 @@ class DatabaseConfig(_Strict):
     # rows of the last interval (docs/operations.md). Off: up to flush_interval_s.
     journal: bool = True
     journal_interval_s: float = Field(0.05, ge=MIN_LOOP_S, le=10)
+    # PostgreSQL: the writer's longest wait for a lock, and for any one statement. Past
+    # them a batch goes to the spool: a locked table never holds rows or a shutdown.
+    lock_timeout_s: float = Field(3.0, gt=0, le=600)
+    statement_timeout_s: float = Field(10.0, gt=0, le=3600)
 
     @field_validator("url")
     @classmethod
@@ -176,6 +183,9 @@ class BackendConfig(_Strict):
     # The most one stream event may hold as it arrives; past it the stream ends as its API
     # ends a failure (a runaway upstream event must not take the proxy's memory).
     max_event_bytes: int = Field(16 * 1024 * 1024, gt=0)
+    # vLLM only: drop Claude Code's per-request billing header block from the front of the
+    # system prompt, which would otherwise defeat vLLM's prefix cache on every turn.
+    strip_billing_header: bool = True
     # A variant is the same server with other settings (local-thinking: local with thinking
     # on): it inherits the named backend's keys and shares its endpoints' capacity.
     variant_of: str | None = None

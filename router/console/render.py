@@ -15,9 +15,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
+from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from router.console.session import PATH, ConsoleError
+from router.decide.reasons import Reason
 
 HEADERS = {
     "content-security-policy": (
@@ -51,6 +53,19 @@ def _time(value: datetime | None) -> str:
     return "–" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _meaning(reason: str | None) -> str:
+    """What a reason string means, as plain text (a ``title``); empty for an unknown one."""
+    kind = Reason.of(reason)
+    return kind.meaning.replace("`", "") if kind is not None else ""
+
+
+def _explain(reason: str | None) -> Markup:
+    """What a reason (a kind, or a reason string) means, as HTML: its `code` spans in <code>."""
+    kind = reason if isinstance(reason, Reason) else Reason.of(reason)
+    parts = str(escape(kind.meaning if kind is not None else "")).split("`")
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
+
+
 def _query(params: dict[str, str], **more: str) -> str:
     """``?a=1&b=2`` for a link, with ``more`` added (empty values dropped)."""
     merged = {k: v for k, v in {**params, **more}.items() if v}
@@ -64,7 +79,9 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_ENV.filters.update(money=_money, num=_num, pct=_pct, conf=_conf, time=_time)
+_ENV.filters.update(
+    money=_money, num=_num, pct=_pct, conf=_conf, time=_time, meaning=_meaning, explain=_explain
+)
 _ENV.globals.update(base=PATH, query=_query)
 
 

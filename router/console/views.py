@@ -23,6 +23,7 @@ from router.config import INTENTS, Config
 from router.console import charts, present, queries, render
 from router.console.service import Console, MonthFigures
 from router.console.session import COOKIE, PATH, ConsoleError, Session, Sessions, client_address
+from router.decide.reasons import Reason, all_texts
 from router.forward.backends import Pool
 from router.ledger.report import month_bounds
 
@@ -30,18 +31,6 @@ log = logging.getLogger("offload.console")
 
 MAX_FORM_BYTES = 16 * 1024
 _CSS = resources.files("router.console").joinpath("static/console.css").read_bytes()
-# The reasons a decision may have (README, "How a request is routed"), offered in the filter.
-_REASONS = (
-    "classifier",
-    "low_confidence",
-    "tool_loop",
-    "override_header",
-    "override_model",
-    "previous_response",
-    "media",
-    "context_overflow",
-    "shadow",
-)
 _SHORT = 200  # longest filter value accepted
 
 
@@ -216,7 +205,8 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
             "older": older,
             "intents": INTENTS,
             "routes": _routes(config),
-            "reasons": [*_REASONS, *(f"rule:{r.name}" for r in config.routing.rules)],
+            "reasons": all_texts(Reason, (rule.name for rule in config.routing.rules)),
+            "explained": tuple(Reason),
             "clients": [k.name for k in (*config.auth.keys, *config.auth.admin_keys)],
             "floor": config.routing.confidence_floor,
         }

@@ -12,7 +12,8 @@ title-generation requests (a recognisable system prompt) go to the local box.
 
 Everything is compiled once at start-up (names resolved, regexes compiled),
 so a rule costs a few dictionary lookups and at most one regex search over
-the first ``SYSTEM_WINDOW`` characters of the system prompt.
+the first ``SYSTEM_WINDOW`` characters of the system prompt. :class:`Rules`
+is one step of the policy (router/decide/policy.py), after the client's override.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import re
 from typing import Any, NamedTuple
 
 from router.config import RuleConfig
+from router.decide.decision import Decision, Facts, Targets
+from router.decide.reasons import Reason
 
 SYSTEM_WINDOW = 4096  # characters of the system prompt a rule reads
 
@@ -39,13 +42,29 @@ class _Compiled(NamedTuple):
 
 
 class Rules:
-    def __init__(self, rules: list[RuleConfig], backend_of: dict[str, str], intents: dict[str, str]) -> None:
-        self._rules = [_compile(rule, backend_of, intents) for rule in rules]
+    """The team's rules as a step: the first that matches decides (``rule:<name>``), taken
+    as it is (no weighted split, no shadow mode: the team chose)."""
+
+    reasons = (Reason.RULE,)
+    final = True
+
+    def __init__(self, rules: list[RuleConfig], targets: Targets) -> None:
+        self.targets = targets
+        self._rules = [_compile(rule, targets.backend_of, targets.intents) for rule in rules]
         self._reads_system = any(r.system_contains or r.system_regex for r in self._rules)
         self._reads_user = any(r.user_contains for r in self._rules)
 
     def __bool__(self) -> bool:
         return bool(self._rules)
+
+    def decide(self, facts: Facts) -> Decision | None:
+        if not self._rules:
+            return None
+        matched = self.match(facts.view, facts.body, facts.headers, facts.client)
+        if matched is None:
+            return None
+        name, backend, intent = matched
+        return self.targets.decision(intent, None, backend, Reason.RULE, name)
 
     def match(
         self, view: dict[str, Any], body: dict[str, Any], headers: Any, client: str | None

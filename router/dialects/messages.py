@@ -98,6 +98,8 @@ class Messages(Dialect):
     def for_backend(self, out: dict[str, Any], backend: Backend) -> bool:
         if backend.kind == "vllm":
             _for_vllm(out)
+            if backend.config.strip_billing_header:
+                _strip_billing_header(out)
         else:
             _for_anthropic(out)
         return False
@@ -211,6 +213,28 @@ def _for_vllm(out: dict[str, Any]) -> None:
     _filter_blocks(
         out, lambda block: type_of(block) in _VLLM_REFUSED_BLOCKS or _foreign_thinking(block, True)
     )
+
+
+# Claude Code's first system block: `x-anthropic-billing-header: cc_version=…; cc_entrypoint=…;
+# cch=…;`, the cch part new on every request in the versions that send it. Anthropic reads it;
+# to vLLM it is text at the very front of the prompt, so every turn would miss the prefix
+# cache from its first block on (a 60K-token turn: ~85 s of prefill instead of ~1 s).
+_BILLING_HEADER = "x-anthropic-billing-header:"
+
+
+def _strip_billing_header(out: dict[str, Any]) -> None:
+    """The billing header out of ``system`` (a list of blocks, or a string's first line)."""
+    system = out.get("system")
+    if isinstance(system, list):
+        kept = [
+            b
+            for b in system
+            if not (isinstance(b, dict) and str(b.get("text", "")).lstrip().startswith(_BILLING_HEADER))
+        ]
+        if len(kept) != len(system):
+            out["system"] = kept
+    elif isinstance(system, str) and system.lstrip().startswith(_BILLING_HEADER):
+        out["system"] = system.lstrip().partition("\n")[2]
 
 
 def _for_anthropic(out: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ from router.decide.policy import Decision
 from router.dialects import BY_PATH, CHAT, COMPLETIONS, ROUTE_APIS, Dialect
 from router.edge import openapi
 from router.edge.auth import Caller
-from router.edge.intake import declared_length, parse_json_object, read_body
+from router.edge.intake import parse_json_object, read_body
 from router.edge.limits import Reservation, estimate_tokens
 from router.edge.metrics import CONTENT_TYPE
 from router.edge.state import ProxyState
@@ -101,30 +101,38 @@ class Forwarding:
 
     async def forward(self, request: Request, dialect: Dialect) -> Response:
         t0 = time.perf_counter()
-        caller, reservation = await self._admit(request)
+        caller = self.state.keys.caller(request.headers)  # 401 before anything is read
+        server = self.config.server
+        raw = await read_body(request, server)
+        body = parse_json_object(raw, server)
+        dialect.check(body, server)
+        reservation = await self._admit(caller, raw, body)
         try:
-            call = await self._call(request, dialect, caller, reservation, t0)
+            call = await self._call(request, dialect, caller, reservation, t0, raw, body)
         except ProxyError:
             # Refused: it used nothing, so the tokens admission held for it go back at once.
             self.state.limits.settle(reservation, 0)
             raise
         return await self.state.forwarder.forward(call, request.receive)
 
-    async def _admit(self, request: Request) -> tuple[Caller | None, Reservation]:
-        """The authenticated caller, counted against its per-minute limits (401/429), with an
-        estimate of its tokens (Content-Length, a default output) held until it finishes."""
-        caller = self.state.keys.caller(request.headers)
-        size = declared_length(request.headers) or 0
-        estimate = estimate_tokens(size, default_output=self.config.server.reserve_output_tokens)
-        return caller, await self.state.limits.enter(caller.name if caller else None, estimate)
+    async def _admit(self, caller: Caller | None, raw: bytes, body: dict[str, Any]) -> Reservation:
+        """Count the request against its key's per-minute limits (429), holding an estimate of
+        its tokens until it finishes: the prompt from the body as read (chunked bodies too),
+        plus the output it asks for (``max_tokens`` and its kin), else a default."""
+        estimate = estimate_tokens(len(raw), body, default_output=self.config.server.reserve_output_tokens)
+        return await self.state.limits.enter(caller.name if caller else None, estimate)
 
     async def _call(
-        self, request: Request, dialect: Dialect, caller: Caller | None, reservation: Reservation, t0: float
+        self,
+        request: Request,
+        dialect: Dialect,
+        caller: Caller | None,
+        reservation: Reservation,
+        t0: float,
+        raw: bytes,
+        body: dict[str, Any],
     ) -> Call:
-        state, server = self.state, self.config.server
-        raw = await read_body(request, server)
-        body = parse_json_object(raw, server)
-        dialect.check(body, server)
+        state = self.state
         previous = body.get("previous_response_id")
         if isinstance(previous, str):
             # Minted on another replica? Its owner comes into the local map now: the policy
@@ -230,16 +238,30 @@ class Endpoints:
     async def healthz(self) -> Response:
         return json_response({"status": "ok"})
 
-    async def readyz(self) -> Response:
-        """Ready when at least one backend can take traffic; each backend's state."""
+    async def readyz(self, request: Request) -> Response:
+        """Ready when at least one backend can take traffic; each backend's state. Without
+        an admin key (and ``server.public_details`` off) no model name or endpoint URL."""
         pool = self.state.pool
-        backends = {name: b.state() for name, b in pool.backends.items()}
+        details = self._shows_details(request)
+        backends = {name: public_state(b.state(), details) for name, b in pool.backends.items()}
         ready = any(b.up for b in pool.backends.values())
         body: dict[str, Any] = {"ready": ready, "backends": backends}
         shared = self.state.shared.status()  # None in process; Redis down is not unready: it falls back
         if shared is not None:
-            body["shared_state"] = shared
+            body["shared_state"] = (
+                shared if details else {k: v for k, v in shared.items() if k != "endpoints"}
+            )
         return json_response(body, status=200 if ready else 503)
+
+    def _shows_details(self, request: Request) -> bool:
+        """Models and URLs for an admin (or anyone, on an open loopback proxy or when the
+        config says so); a probe or a stranger gets states and counts only."""
+        if self.config.server.public_details or self.state.keys.open:
+            return True
+        try:
+            return self.state.keys.require_admin(request.headers) is not None
+        except ProxyError:
+            return False
 
     async def metrics(self) -> Response:
         return Response(self.state.metrics.render(), media_type=CONTENT_TYPE)
@@ -263,6 +285,14 @@ class Endpoints:
             raise ProxyError(400, 'send {"shadow_runs": true|false}', param=(unknown or ["shadow_runs"])[0])
         state.shadows.switch(body["shadow_runs"])
         return json_response({"shadow_runs": {"enabled": state.shadows.enabled}})
+
+
+def public_state(state: dict[str, Any], details: bool) -> dict[str, Any]:
+    """A backend's /readyz entry, without its model and endpoint URLs unless ``details``."""
+    if details:
+        return state
+    endpoints = [{k: v for k, v in e.items() if k != "url"} for e in state.get("endpoints", ())]
+    return {**{k: v for k, v in state.items() if k != "model"}, "endpoints": endpoints}
 
 
 def redacted_config(config: Config) -> dict[str, Any]:

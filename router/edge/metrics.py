@@ -19,6 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from router.config import APIS, INTENTS
+from router.decide.reasons import DECIDED, all_texts
 from router.errors import ProxyError
 from router.forward.breaker import BREAKER_CODES
 
@@ -114,6 +115,12 @@ class Metrics:
             ["from_backend", "to_backend", "reason"],
             registry=r,
         )
+        self.decisions = Counter(
+            "offload_decisions",
+            "Requests by the reason of their routing decision (rule:<name> for a team rule).",
+            ["reason"],
+            registry=r,
+        )
         self.decision = Histogram(
             "offload_decision_seconds", "Time to decide a route.", buckets=_DECISION_BUCKETS, registry=r
         )
@@ -147,6 +154,8 @@ class Metrics:
                     if to is not backend:
                         for reason in FALLBACK_REASONS:
                             self.fallbacks.labels(backend.name, to.name, reason)
+        for reason in all_texts(DECIDED, (rule.name for rule in pool.config.routing.rules)):
+            self.decisions.labels(reason)
         arms = {s.arm for s in pool.config.routing.shadow_runs.intents.values()}
         for arm in arms:
             for outcome in SHADOW_OUTCOMES:
@@ -171,6 +180,7 @@ class Metrics:
             self._child(self.tokens, (route, backend, "prompt", api)).inc(row.prompt_tokens)
         if row.completion_tokens:
             self._child(self.tokens, (route, backend, "completion", api)).inc(row.completion_tokens)
+        self._child(self.decisions, (row.reason or "none",)).inc()
         self._child(self.duration, (route,)).observe(row.latency_ms / 1000)
         if row.ttft_ms is not None:
             self._child(self.ttft, (route,)).observe(row.ttft_ms / 1000)

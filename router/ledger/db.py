@@ -91,10 +91,16 @@ def too_open(paths: list[Path]) -> list[str]:
     return found
 
 
-def make_engine(url: str, *, pooled: bool = True) -> Engine:
+def make_engine(
+    url: str, *, pooled: bool = True, write_timeouts: tuple[float, float] | None = None
+) -> Engine:
     """An engine with sane connect timeouts; SQLite in WAL mode.
 
     The writer uses it from worker threads, hence ``check_same_thread=False``.
+    ``write_timeouts`` (the writer's: lock wait, statement, in seconds) bound every
+    statement on PostgreSQL, so that a locked table makes the writer spool within
+    seconds rather than hold its batch, and a shutdown, hostage. (SQLite's busy timeout
+    bounds its lock wait already.)
     """
     kwargs: dict[str, Any] = {}
     if is_sqlite(url):
@@ -126,6 +132,18 @@ def make_engine(url: str, *, pooled: bool = True) -> Engine:
             # a new descriptor, which a proxy out of them does not have.
             cur.execute("PRAGMA temp_store=MEMORY")
             cur.close()
+
+    elif write_timeouts is not None:
+        lock_ms, statement_ms = (int(t * 1000) for t in write_timeouts)
+
+        @event.listens_for(engine, "connect")
+        def _timeouts(dbapi_conn: Any, _record: Any) -> None:
+            # SET, not a connect option: the URL's own `options` (a search_path) stay.
+            cur = dbapi_conn.cursor()
+            cur.execute(f"SET lock_timeout = {lock_ms}")
+            cur.execute(f"SET statement_timeout = {statement_ms}")
+            cur.close()
+            dbapi_conn.commit()
 
     return engine
 

@@ -68,7 +68,8 @@ class RowStore:
         """Worker thread: the engine, the schema checked and one pooled connection opened
         (inserting needs no new descriptor while it stays up). An unreachable database is an
         outage (rows are spooled); a reachable PostgreSQL at the wrong revision raises."""
-        self.engine = make_engine(self.config.url)
+        timeouts = (self.config.lock_timeout_s, self.config.statement_timeout_s)
+        self.engine = make_engine(self.config.url, write_timeouts=timeouts)
         self._insert = inserter_for(self.engine)
         try:
             self._connect()

@@ -33,6 +33,7 @@ from typing import Any
 
 from router.config import ShadowRunsConfig
 from router.decide.policy import Decision
+from router.decide.reasons import Reason
 from router.dialects import Dialect
 from router.forward.backends import Pool, Unavailable
 from router.forward.call import Call, Outcome, Served
@@ -182,4 +183,4 @@ class ShadowRuns:
 
 def _shadow_decision(real: Decision, arm: str) -> Decision:
     """A copy's decision: the real request's intent, sent to the arm on the local route."""
-    return Decision(real.intent, real.confidence, "local", arm, "shadow_run", arm=arm)
+    return Decision(real.intent, real.confidence, "local", arm, Reason.SHADOW_RUN.text(), arm=arm)
