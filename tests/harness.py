@@ -127,6 +127,22 @@ class ProxyServer:
         self.thread.join(15)
 
 
+def sse_events(raw: str) -> list[tuple[str | None, str]]:
+    """(event name, data) of each SSE event, as a strict client splits them."""
+    events = []
+    for chunk in raw.split("\n\n"):
+        if not chunk.strip():
+            continue
+        name, data = None, ""
+        for line in chunk.split("\n"):
+            if line.startswith("event: "):
+                name = line[len("event: ") :]
+            elif line.startswith("data: "):
+                data = line[len("data: ") :]
+        events.append((name, data))
+    return events
+
+
 def wait_until(predicate: Any, timeout: float = 5.0, interval: float = 0.02) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -145,6 +161,7 @@ __all__ = [
     "MemoryRecorder",
     "ProxyServer",
     "free_port",
+    "sse_events",
     "make_config",
     "wait_until",
 ]

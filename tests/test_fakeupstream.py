@@ -21,7 +21,7 @@ from router.fake.protocol import REASONING, Behaviour
 from router.fake.replies import cache_split, example_arguments, plan_reply, prompt_tokens, within_limit
 from router.fake.upstream import RunningFake, start_in_thread
 from tests.conftest import fake_config, fake_state
-from tests.harness import CLOUD_KEY, LOCAL_MODEL, wait_until
+from tests.harness import CLOUD_KEY, LOCAL_MODEL, sse_events, wait_until
 
 ANTHROPIC_KEY = "sk-ant-cloud-secret-0123456789"
 VLLM_KEY = "vllm-box-key-0123456789"
@@ -56,22 +56,6 @@ CLAUDE_BASH = {
 
 def last_body(fake: RunningFake) -> dict[str, Any]:
     return fake_state(fake)["received"][-1]["body"]
-
-
-def sse_events(raw: str) -> list[tuple[str | None, str]]:
-    """(event name, data) of each SSE event, as a strict client splits them."""
-    events = []
-    for chunk in raw.split("\n\n"):
-        if not chunk.strip():
-            continue
-        name, data = None, ""
-        for line in chunk.split("\n"):
-            if line.startswith("event: "):
-                name = line[len("event: ") :]
-            elif line.startswith("data: "):
-                data = line[len("data: ") :]
-        events.append((name, data))
-    return events
 
 
 # ------------------------------------------------------------- Responses
@@ -319,8 +303,9 @@ def test_messages_create_has_the_message_and_its_usage(messages_fake: RunningFak
             written,
         )
         assert message.usage.input_tokens == prompt_tokens("messages", body) - read - written
-    else:  # vLLM without --enable-prompt-tokens-details: the whole prompt in input_tokens
-        assert message.usage.cache_read_input_tokens is None
+    else:  # vLLM with the recipes' --enable-prompt-tokens-details: cache fields, nothing cached here
+        assert (message.usage.cache_read_input_tokens, message.usage.cache_creation_input_tokens) == (0, 0)
+        assert message.usage.input_tokens == prompt_tokens("messages", body)
 
 
 def test_messages_stream_tool_use_then_tool_result(messages_fake: RunningFake) -> None:
@@ -487,9 +472,9 @@ def test_vllm_messages_validation_errors_are_openai_shaped(
         client.messages.create(**{"model": "m", "max_tokens": 10, "messages": USER, **change})
     body = error.value.body
     assert isinstance(body, dict) and body["error"]["code"] == 400 and body["error"]["type"] == "Bad Request"
-    assert body["error"]["param"] == param
+    assert body["error"]["param"] == f"body.{param}"  # vLLM 0.32: the loc, dotted
     missing = httpx.post(f"{local_fake.root}/v1/messages", json={"model": "m", "messages": USER})
-    assert missing.status_code == 400 and missing.json()["error"]["param"] == "max_tokens"
+    assert missing.status_code == 400 and missing.json()["error"]["param"] == "body.max_tokens"
 
 
 # ------------------------------------------------------------- failures, all APIs

@@ -206,6 +206,9 @@ def test_memory_returns_after_a_burst_of_large_requests(tmp_path, local_fake):
 
     from tests.harness import free_port
 
+    # A 7 MB prompt is past any real context window (the fake says 400 like vLLM): this test
+    # is about the proxy's memory, so the fake's window is made to hold it.
+    local_fake.fake.max_model_len = 8 * 1024 * 1024
     port = free_port()
     config = tmp_path / "router.yaml"
     config.write_text(

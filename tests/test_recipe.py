@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,7 +37,7 @@ EXPECTED_JSON = {
     },
     "--override-generation-config": {"temperature": 0.7, "top_p": 0.95},
 }
-EXPECTED_FLAGS = {"--enable-auto-tool-choice"}
+EXPECTED_FLAGS = {"--enable-auto-tool-choice", "--enable-prompt-tokens-details", "--enable-prefix-caching"}
 EXPECTED_ENV = {"CUTE_DSL_ARCH": "sm_121a", "MAX_JOBS": "4"}
 
 
@@ -91,7 +93,9 @@ def test_broken_linear_backend_is_left_out() -> None:
 def test_recipe_fields() -> None:
     r = load_recipe(RECIPE)
     assert (r.max_num_seqs, r.max_model_len, r.port) == (32, 262144, 8888)
-    assert r.engine == "vllm==0.25.1"
+    assert re.fullmatch(
+        r"vllm==\d+\.\d+\.\d+", r.engine
+    )  # its one pin (test_each_vllm_pin_lives_in_one_place)
     assert r.model == "poolside/Laguna-S-2.1-NVFP4"
     assert r.env == EXPECTED_ENV
     assert r.cold_start_s == 600
@@ -190,16 +194,58 @@ def test_underscore_keys_and_false_flags(tmp_path: Path) -> None:
         "enforce_eager": False,
         "trust-remote-code": None,
         "served-model-name": ["a", "b"],
+        "enable_prompt_tokens_details": True,
+        "enable-prefix-caching": True,
     }
     r = load_recipe(_write(tmp_path, tree))
     assert (r.max_num_seqs, r.max_model_len, r.port) == (4, 4096, 9000)
     assert r.args == ["--max-num-seqs", "4", "--max-model-len", "4096", "--port", "9000",
-                      "--served-model-name", "a", "b"]  # fmt: skip
+                      "--served-model-name", "a", "b", "--enable-prompt-tokens-details",
+                      "--enable-prefix-caching"]  # fmt: skip
+
+
+@pytest.mark.parametrize("flag", ["enable-prompt-tokens-details", "enable-prefix-caching"])
+@pytest.mark.parametrize("value", ["absent", False, "yes"])
+def test_what_the_router_needs_must_be_on(tmp_path: Path, flag: str, value: object) -> None:
+    """Without cached-token counts every local row would say 0 cached tokens."""
+    tree = yaml.safe_load(RECIPE.read_text())
+    if value == "absent":
+        del tree["vllm"]["args"][flag]
+    else:
+        tree["vllm"]["args"][flag] = value
+    with pytest.raises(RecipeError, match=rf"vllm.args.{flag}: must be true \(the router needs"):
+        load_recipe(_write(tmp_path, tree))
+
+
+def test_each_vllm_pin_lives_in_one_place() -> None:
+    """The Spark's vLLM is pinned by config/laguna-spark.yaml, the CPU tier's by
+    tests/realvllm/cpu-recipe.yaml; nothing else in the repository writes a version."""
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
+    pins: dict[str, list[str]] = {}
+    for name in files.stdout.split():
+        path = ROOT / name
+        if path.suffix in {".json", ".jsonl", ".txt"} or not path.is_file():
+            continue  # recorded data
+        for pin in re.findall(r"vllm(?:-cpu)?==\d+\.\d+\.\d+", path.read_text(errors="ignore")):
+            pins.setdefault(pin, []).append(name)
+    assert {pin: sorted(set(where)) for pin, where in pins.items()} == {
+        load_recipe(RECIPE).engine: ["config/laguna-spark.yaml"],
+        load_recipe(ROOT / "tests" / "realvllm" / "cpu-recipe.yaml").engine: [
+            "tests/realvllm/cpu-recipe.yaml"
+        ],
+    }
+
+
+def test_cli_prints_the_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--config", str(SPARK), "--engine"]) == 0
+    assert capsys.readouterr().out.strip() == load_recipe(RECIPE).engine
 
 
 def test_cli_prints_the_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--config", str(SPARK)]) == 0
-    assert capsys.readouterr().out.strip() == render_command(load_recipe(RECIPE))
+    out = capsys.readouterr().out.strip()
+    assert out == render_command(load_recipe(RECIPE))
+    assert "--enable-prompt-tokens-details" in out.split() and "--enable-prefix-caching" in out.split()
     # The `offload` dispatcher may pass the subcommand name through.
     assert main(["vllm-command", "--config", str(SPARK)]) == 0
     assert "vllm serve poolside/Laguna-S-2.1-NVFP4" in capsys.readouterr().out

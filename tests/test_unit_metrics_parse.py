@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from router.forward.vllm_load import parse_vllm_load
+from router.forward.vllm_metrics import parse_vllm_load
 
 # Two engines (data parallel) of vLLM 0.25, trimmed to the families around the ones we read.
 VLLM_METRICS = """\

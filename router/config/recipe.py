@@ -10,6 +10,9 @@ config's directory). From it:
   ``context_window`` (``max-num-seqs`` and ``max-model-len``), so the router and
   the server never disagree,
 - ``offload vllm-command`` (router/ops/vllm_command.py) prints or runs it.
+
+A recipe must turn on what the router depends on (:data:`ROUTER_NEEDS`): cached-token
+counts in usage and the prefix cache behind them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,15 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ARG_NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
 # Arguments that must be present: the router reads them (and DFlash crashes without max-num-seqs).
 _REQUIRED_ARGS = ("max-num-seqs", "max-model-len", "port")
+# Flags that must be on, stated in the recipe rather than left to vLLM's defaults, because the
+# router depends on what they make vLLM do.
+ROUTER_NEEDS = {
+    # Without it vLLM reports no cached-token counts (chat: prompt_tokens_details null;
+    # Messages: no cache_read_input_tokens): every local row would say 0 cached tokens.
+    "enable-prompt-tokens-details": "the cached-token counts in usage, which rows and cache pricing read",
+    # The cache those counts come from; sessions stick to the box holding their prefix.
+    "enable-prefix-caching": "the prefix cache that makes a resent agent history cheap",
+}
 
 
 class RecipeError(ConfigError):
@@ -106,6 +118,9 @@ def parse_recipe(raw: Any, where: str = "recipe") -> Recipe:
         if key not in args:
             raise RecipeError(f"{where}: vllm.args.{key}: required")
     ints = {key: _positive_int(args, key, f"{where}: vllm.args") for key in _REQUIRED_ARGS}
+    for key, why in ROUTER_NEEDS.items():
+        if args.get(key) is not True:
+            raise RecipeError(f"{where}: vllm.args.{key}: must be true (the router needs {why})")
     env_raw = section.get("env") or {}
     if not isinstance(env_raw, dict):
         raise RecipeError(f"{where}: vllm.env: must be a mapping of variable to value")

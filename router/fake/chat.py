@@ -8,7 +8,7 @@ from typing import Any
 
 from router.fake.protocol import FINGERPRINT
 from router.fake.replies import Reply, fragments, prompt_tokens
-from router.fake.wire import Answer, Frame, Upstream, member
+from router.fake.wire import Answer, Frame, Upstream, member, without_none
 
 
 class EmbeddingsAnswer(Answer):
@@ -51,7 +51,7 @@ class ChatAnswer(Answer):
         self.call_id = fake.call_id() if reply.call else ""
         completions = api == "completions"
         self.base = {
-            "id": f"{'cmpl' if completions else 'chatcmpl'}-{uuid.uuid4().hex}",
+            "id": fake.new_id("cmpl-" if completions else "chatcmpl-"),
             "object": "text_completion" if completions else "chat.completion.chunk",
             "created": int(time.time()),
             "model": fake.model,
@@ -69,9 +69,13 @@ class ChatAnswer(Answer):
             "total_tokens": prompt + completion,
             "completion_tokens": completion,
         }
-        if self.vllm:
-            usage["prompt_tokens_details"] = None
-            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning} if reasoning else None
+        if self.vllm:  # as with --enable-prompt-tokens-details and a reasoning parser (the recipes)
+            usage["prompt_tokens_details"] = {
+                "cached_tokens": 0,
+                "created_cache_tokens": 0,
+                "multimodal_tokens": None,
+            }
+            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
         else:
             usage["prompt_tokens_details"] = {"cached_tokens": 0, "audio_tokens": 0}
             usage["completion_tokens_details"] = {"reasoning_tokens": reasoning, "audio_tokens": 0}
@@ -82,7 +86,7 @@ class ChatAnswer(Answer):
         text = "".join(self.reply.text) if self.reply.text else "".join(self.fake.behaviour.reply_tokens)
         if self.api == "completions":
             return {
-                "id": f"cmpl-{uuid.uuid4().hex}",
+                "id": self.fake.new_id("cmpl-"),
                 "object": "text_completion",
                 "created": created,
                 "model": self.fake.model,
@@ -91,6 +95,8 @@ class ChatAnswer(Answer):
             }
         call = self.reply.call
         message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+        if self.vllm and not text and self.reply.reasoning:
+            message["content"] = None  # a reply that is all reasoning has no content
         finish = "stop"
         if call:
             message["content"] = None
@@ -101,7 +107,7 @@ class ChatAnswer(Answer):
             message.update({"annotations": None, "audio": None, "function_call": None})
             message["reasoning"] = "".join(self.reply.reasoning) or None
         out: dict[str, Any] = {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "id": self.fake.new_id("chatcmpl-"),
             "object": "chat.completion",
             "created": created,
             "model": self.fake.model,
@@ -109,8 +115,10 @@ class ChatAnswer(Answer):
             "usage": self._usage(),
         }
         if self.vllm:
-            out["choices"][0].update({"stop_reason": None, "token_ids": None})
+            out["choices"][0].update({"stop_reason": None, "token_ids": None, "routed_experts": None})
             out.update({"service_tier": None, "system_fingerprint": FINGERPRINT, "prompt_logprobs": None})
+            out.update(dict.fromkeys(("prompt_token_ids", "prompt_text", "kv_transfer_params"), None))
+            out.update(dict.fromkeys(("ec_transfer_params", "metrics"), None))
         return out
 
     def _include_usage(self) -> bool:
@@ -118,7 +126,19 @@ class ChatAnswer(Answer):
 
     def _frames(self) -> list[Frame]:
         null_usage = {"usage": None} if (not self.vllm and self._include_usage()) else {}
-        return [(None, {**self.base, "choices": [choice], **null_usage}) for choice in self._choices()]
+        frames: list[Frame] = []
+        for choice in self._choices():
+            if self.vllm and self.api == "chat":  # vLLM's chunks carry its own null fields
+                choice = {"logprobs": None, "finish_reason": None, **choice}
+                if "role" not in choice["delta"]:
+                    choice["token_ids"] = None
+            chunk = {**self.base, "choices": [choice], **null_usage}
+            if self.vllm and self.api == "chat" and not frames:
+                chunk.update(prompt_token_ids=None, prompt_text=None)
+            if self.vllm and choice.get("finish_reason") and not self._include_usage():
+                chunk["system_fingerprint"] = FINGERPRINT  # else it rides on the usage chunk
+            frames.append((None, chunk))
+        return frames
 
     def _choices(self) -> list[dict[str, Any]]:
         tokens = list(self.reply.text) or self.fake.behaviour.reply_tokens
@@ -149,7 +169,9 @@ class ChatAnswer(Answer):
             finish = "tool_calls"
         else:
             out += [{"index": 0, "delta": {"content": t}} for t in tokens]
-        out.append({"index": 0, "delta": {}, "finish_reason": finish, "stop_reason": None})
+        # vLLM ends a reply that is still reasoning with an empty reasoning delta.
+        last: dict[str, Any] = {"reasoning": ""} if self.vllm and self.reply.reasoning and not tokens else {}
+        out.append({"index": 0, "delta": last, "finish_reason": finish, "stop_reason": None})
         return out
 
     def _tail(self) -> tuple[Frame, ...]:
@@ -157,7 +179,7 @@ class ChatAnswer(Answer):
             return ((None, b"[DONE]"),)
         usage_chunk: dict[str, Any] = {**self.base, "choices": [], "usage": self._usage()}
         if self.vllm:
-            usage_chunk["usage"] = {k: v for k, v in usage_chunk["usage"].items() if v is not None}
+            usage_chunk["usage"] = without_none(usage_chunk["usage"])
             usage_chunk["system_fingerprint"] = FINGERPRINT
         return ((None, usage_chunk), (None, b"[DONE]"))
 

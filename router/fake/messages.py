@@ -19,8 +19,7 @@ class MessagesAnswer(Answer):
         self.anthropic = fake.mode == "anthropic"
         limited = within_limit("messages", body, reply)
         self.reply, self.output, self.truncated = limited.reply, limited.output_tokens, limited.truncated
-        hexid = uuid.uuid4().hex
-        self.id = f"msg_01{hexid[:22]}" if self.anthropic else f"chatcmpl-{hexid}"
+        self.id = f"msg_01{uuid.uuid4().hex[:22]}" if self.anthropic else fake.new_id("chatcmpl-")
         self.blocks = self._blocks()
         self.frames = self._frames() if body.get("stream") else None
 
@@ -28,9 +27,9 @@ class MessagesAnswer(Answer):
         reply, blocks = self.reply, []
         if reply.reasoning:
             thinking = "".join(reply.reasoning)
-            signature = self.fake.sign(thinking) if self.anthropic else str(uuid.uuid4())
+            signature = self.fake.sign(thinking) if self.anthropic else uuid.uuid4().hex
             blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
-        if reply.text or not reply.call:
+        if reply.text or not (reply.call or (reply.reasoning and not self.anthropic)):
             blocks.append({"type": "text", "text": "".join(reply.text)})
         if call := reply.call:
             tool_id = f"toolu_01{uuid.uuid4().hex[:22]}" if self.anthropic else self.fake.call_id()
@@ -44,11 +43,13 @@ class MessagesAnswer(Answer):
             return "max_tokens"
         return "tool_use" if self.reply.call else "end_turn"
 
-    def _input_usage(self) -> dict[str, Any]:
-        """Anthropic counts cache outside ``input_tokens``; vLLM reports the full prompt."""
+    def _input_usage(self, start: bool = False) -> dict[str, Any]:
+        """Anthropic counts cache outside ``input_tokens``; vLLM (with the recipe's
+        --enable-prompt-tokens-details) too, but its message_start has the full prompt only."""
         total = prompt_tokens("messages", self.body)
         if not self.anthropic:
-            return {"input_tokens": total}
+            cache = {} if start else {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+            return {"input_tokens": total, **cache}
         read, written = cache_split("messages", self.fake.mode, self.body)
         return {
             "input_tokens": total - read - written,
@@ -67,7 +68,11 @@ class MessagesAnswer(Answer):
         return usage
 
     def _message(
-        self, content: list[dict[str, Any]], stop_reason: str | None, usage: dict[str, Any]
+        self,
+        content: list[dict[str, Any]],
+        stop_reason: str | None,
+        usage: dict[str, Any],
+        whole: bool = True,
     ) -> dict[str, Any]:
         message: dict[str, Any] = {
             "id": self.id,
@@ -79,7 +84,7 @@ class MessagesAnswer(Answer):
             "stop_sequence": None,
             "usage": usage,
         }
-        if not self.anthropic:  # vLLM serializes with exclude_none
+        if not self.anthropic and whole:  # vLLM serializes the whole message with exclude_none
             message = {k: v for k, v in message.items() if v is not None}
         return message
 
@@ -93,9 +98,9 @@ class MessagesAnswer(Answer):
             frames.append((kind, {"type": kind, **fields}))
 
         # message_start: the input counts and a small output count, which message_delta then replaces.
-        start_usage = self.usage()
+        start_usage = self.usage() if self.anthropic else {**self._input_usage(start=True)}
         start_usage["output_tokens"] = 1 if self.anthropic else 0
-        emit("message_start", message=self._message([], None, start_usage))
+        emit("message_start", message=self._message([], None, start_usage, whole=False))
         if self.anthropic:
             emit("ping")
         for index, block in enumerate(self.blocks):
@@ -103,7 +108,11 @@ class MessagesAnswer(Answer):
                 emit(
                     "content_block_start",
                     index=index,
-                    content_block={"type": "thinking", "thinking": "", "signature": ""},
+                    content_block={
+                        "type": "thinking",
+                        "thinking": "",
+                        **({"signature": ""} if self.anthropic else {}),
+                    },
                 )
                 for piece in self.reply.reasoning:
                     emit(

@@ -109,6 +109,7 @@ class Behaviour:
     stream_error_after_chunks: int = -1  # after N stream events, the API's own in-stream error
     body_bytes: int = 0  # pad a whole (non-streamed) success body to about this many bytes
     waiting: float = 0.0  # vllm:num_requests_waiting in /metrics
+    metrics_without: list[str] = field(default_factory=list)  # families /metrics leaves out (renamed)
     health_status: int = 200
     # Scripted answers, for graded runs: the first entry whose "prompt" occurs in the last
     # user message answers it, with {"text": ...} or {"tool_call": {"name", "arguments"}}.

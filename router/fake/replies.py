@@ -267,3 +267,22 @@ def cache_split(api: str, mode: str, body: dict[str, Any]) -> tuple[int, int]:
     if any(isinstance(b, dict) and b.get("cache_control") for b in blocks):
         return total // 2, total // 4
     return 0, 0
+
+
+def vllm_limits(
+    api: str, body: dict[str, Any], served: str | None, max_model_len: int
+) -> tuple[int, str, str] | None:
+    """vLLM's model check (404, only when ``served`` is given) and context check (400), as
+    ``(status, message, param)``; None when the request passes both."""
+    model = body.get("model")
+    if served is not None and model is not None and model != served:
+        return 404, f"The model `{model}` does not exist. Valid aliases: {served}.", "model"
+    if api == "count_tokens" or prompt_tokens(api, body) <= max_model_len:
+        return None
+    message = (
+        f"This model's maximum context length is {max_model_len} tokens. However, your prompt "
+        f"contains at least {max_model_len + 1} input tokens, which exceeds this limit even without "
+        f"any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, "
+        f"value={max_model_len + 1})"
+    )
+    return 400, message, "input_tokens"

@@ -17,7 +17,7 @@ class ResponsesAnswer(Answer):
         self.fake, self.body = fake, body
         limited = within_limit("responses", body, reply)
         self.reply, self.output, self.truncated = limited.reply, limited.output_tokens, limited.truncated
-        self.id = f"resp_{uuid.uuid4().hex}"
+        self.id = fake.new_id("resp_")
         self.created = int(time.time())
         self.items = self._items()
         self.frames = self._frames() if body.get("stream") else None
@@ -29,7 +29,7 @@ class ResponsesAnswer(Answer):
             text = "".join(reply.reasoning)
             items.append(
                 {
-                    "id": f"rs_{uuid.uuid4().hex}",
+                    "id": self.fake.new_id("rs_"),
                     "type": "reasoning",
                     "summary": [],
                     "content": [{"type": "reasoning_text", "text": text}],
@@ -42,21 +42,22 @@ class ResponsesAnswer(Answer):
                 "type": "output_text",
                 "text": "".join(reply.text),
                 "annotations": [],
-                "logprobs": [],
+                "logprobs": None if self.fake.mode == "vllm" else [],
             }
             items.append(
                 {
-                    "id": f"msg_{uuid.uuid4().hex}",
+                    "id": self.fake.new_id("msg_"),
                     "type": "message",
                     "role": "assistant",
                     "status": status,
                     "content": [part],
+                    **({"phase": None} if self.fake.mode == "vllm" else {}),
                 }
             )
         if call := reply.call:
             items.append(
                 {
-                    "id": f"fc_{uuid.uuid4().hex}",
+                    "id": self.fake.new_id("fc_"),
                     "type": "function_call",
                     "call_id": f"call_{uuid.uuid4().hex[:24]}",
                     "name": call.name,
@@ -69,19 +70,27 @@ class ResponsesAnswer(Answer):
     def usage(self) -> dict[str, Any]:
         prompt = prompt_tokens("responses", self.body)
         cached, written = cache_split("responses", self.fake.mode, self.body)
-        return {
+        usage: dict[str, Any] = {
             "input_tokens": prompt,
             "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
             "output_tokens": self.output,
             "output_tokens_details": {"reasoning_tokens": len(self.reply.reasoning)},
             "total_tokens": prompt + self.output,
         }
+        if self.fake.mode == "vllm":  # vLLM's per-turn counts (one turn: no built-in tools run)
+            usage["input_tokens_details"].update(input_tokens_per_turn=[], cached_tokens_per_turn=[])
+            usage["output_tokens_details"].update(
+                tool_output_tokens=0, output_tokens_per_turn=[], tool_output_tokens_per_turn=[]
+            )
+        return usage
 
     def response(
         self, status: str, output: list[dict[str, Any]], usage: dict[str, Any] | None
     ) -> dict[str, Any]:
         body = self.body
         reasoning: dict[str, Any] = body["reasoning"] if isinstance(body.get("reasoning"), dict) else {}
+        if self.fake.mode == "vllm":
+            return self._vllm_response(status, output, usage)
         return {
             "id": self.id,
             "object": "response",
@@ -112,11 +121,56 @@ class ResponsesAnswer(Answer):
             "metadata": body.get("metadata") or {},
         }
 
+    def _vllm_response(
+        self, status: str, output: list[dict[str, Any]], usage: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """vLLM 0.32's response object: its own field set, unset settings null."""
+        body = self.body
+        reasoning = body.get("reasoning")
+        if isinstance(reasoning, dict):
+            reasoning = {**dict.fromkeys(("context", "generate_summary", "mode", "summary")), **reasoning}
+        return {
+            "id": self.id,
+            "created_at": self.created,
+            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "instructions": body.get("instructions"),
+            "metadata": body.get("metadata"),
+            "model": self.fake.model,
+            "object": "response",
+            "output": output,
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "temperature": body.get("temperature", 1.0),
+            "tool_choice": body.get("tool_choice", "auto" if body.get("tools") else "none"),
+            "tools": body.get("tools", []),
+            "top_p": body.get("top_p", 1.0),
+            "background": False,
+            "max_output_tokens": body.get("max_output_tokens", self.fake.max_model_len),
+            "max_tool_calls": None,
+            "previous_response_id": body.get("previous_response_id"),
+            "prompt": None,
+            "reasoning": reasoning if isinstance(reasoning, dict) else None,
+            "service_tier": body.get("service_tier", "auto"),
+            "status": status,
+            "text": body.get("text"),
+            "top_logprobs": None,
+            "truncation": body.get("truncation", "disabled"),
+            "usage": usage,
+            "user": body.get("user"),
+            "presence_penalty": 0.0,
+            "frequency_penalty": 0.0,
+            **dict.fromkeys(
+                ("kv_transfer_params", "ec_transfer_params", "input_messages", "output_messages")
+            ),
+        }
+
     def _final_status(self) -> str:
         return "incomplete" if self.truncated else "completed"
 
     def whole(self) -> dict[str, Any]:
-        return self.response(self._final_status(), self.items, self.usage())
+        items = self.items
+        if self.fake.mode == "vllm":  # its whole response leaves a reasoning item's status unset
+            items = [{**i, "status": None} if i["type"] == "reasoning" else i for i in items]
+        return self.response(self._final_status(), items, self.usage())
 
     def _frames(self) -> list[Frame]:
         frames: list[Frame] = []
@@ -152,8 +206,12 @@ class ResponsesAnswer(Answer):
             part = item["content"][0]
             empty = {**part, "text": ""}
             added = {**item, "status": "in_progress", "content": []}
-            if reasoning:
+            if reasoning and self.fake.mode == "vllm":
+                added["content"] = None
+            elif reasoning:
                 added.pop("content")
+            elif self.fake.mode == "vllm":
+                empty["logprobs"] = []  # [] while streaming, null once done
             emit("response.output_item.added", output_index=index, item=added)
             emit("response.content_part.added", **ref, content_index=0, part=empty)
             for piece in pieces[item["type"]]:

@@ -30,9 +30,9 @@ from router.fake.protocol import (
     VLLM_RESPONSES_INPUT_ITEMS,
     Behaviour,
 )
-from router.fake.replies import plan_reply
+from router.fake.replies import cache_split, plan_reply, prompt_tokens, vllm_limits
 from router.fake.responses import ResponsesAnswer
-from router.fake.wire import Answer, body_blocks, echo_auth, json_response, member, padded, sse
+from router.fake.wire import Answer, body_blocks, echo_auth, json_response, member, names_family, padded, sse
 
 
 class Rejected(Exception):
@@ -57,6 +57,19 @@ class Fake:
         self.cancelled = 0
         self.minted: dict[str, None] = {}  # stored Responses ids, oldest first
         self._secret = os.urandom(32)  # signs the thinking blocks it hands out
+        # vLLM mode: the server's --max-model-len (a longer prompt is vLLM's 400) and cache
+        # blocks; the prefix-cache counters count prompt tokens looked up and found.
+        self.max_model_len = 262144
+        self.block_size = 16
+        self.prefix_queries = 0
+        self.prefix_hits = 0
+        # vLLM answers 404 for a model it does not serve; tests that call the fake directly
+        # name any model, so the fake checks only when asked to (the proxy always rewrites it).
+        self.strict_model = False
+
+    def new_id(self, prefix: str) -> str:
+        """An id as this mode's server mints it: vLLM 0.32 uses 16 hex digits."""
+        return prefix + uuid.uuid4().hex[: 16 if self.mode == "vllm" else 32]
 
     # -------------------------------------------------------------- app
 
@@ -117,7 +130,17 @@ class Fake:
             f"vllm:num_requests_waiting{labels} {float(self.behaviour.waiting)}\n"
             "# TYPE vllm:kv_cache_usage_perc gauge\n"
             f"vllm:kv_cache_usage_perc{labels} 0.25\n"
+            "# TYPE vllm:prefix_cache_queries_total counter\n"
+            f"vllm:prefix_cache_queries_total{labels} {float(self.prefix_queries)}\n"
+            "# TYPE vllm:prefix_cache_hits_total counter\n"
+            f"vllm:prefix_cache_hits_total{labels} {float(self.prefix_hits)}\n"
+            "# TYPE vllm:cache_config_info gauge\n"
+            f'vllm:cache_config_info{{block_size="{self.block_size}",cache_dtype="auto",'
+            f'enable_prefix_caching="True",engine="0",num_gpu_blocks="8192"}} 1.0\n'
         )
+        gone = tuple(self.behaviour.metrics_without)
+        if gone:
+            text = "".join(line for line in text.splitlines(keepends=True) if not names_family(line, gone))
         return web.Response(text=text, content_type="text/plain")
 
     async def models(self, request: web.Request) -> web.Response:
@@ -139,7 +162,24 @@ class Fake:
             )
         card = {"id": self.model, "object": "model", "created": created, "owned_by": "vllm"}
         if self.mode == "vllm":
-            card.update({"root": self.model, "parent": None, "max_model_len": 262144, "permission": []})
+            permission = {
+                "id": self.new_id("modelperm-"),
+                "object": "model_permission",
+                "created": created,
+                **dict.fromkeys(("allow_create_engine", "allow_search_indices", "allow_fine_tuning"), False),
+                **dict.fromkeys(("allow_sampling", "allow_logprobs", "allow_view"), True),
+                "organization": "*",
+                "group": None,
+                "is_blocking": False,
+            }
+            card.update(
+                {
+                    "root": self.model,
+                    "parent": None,
+                    "max_model_len": self.max_model_len,
+                    "permission": [permission],
+                }
+            )
         else:
             card["owned_by"] = "openai"
         return json_response({"object": "list", "data": [card]})
@@ -184,6 +224,9 @@ class Fake:
                 failure.headers.update(b.fail_headers)
                 return failure
             answer = self._answer(api, body)
+            if api in ("chat", "completions", "responses", "messages"):
+                self.prefix_queries += prompt_tokens(api, body)
+                self.prefix_hits += cache_split(api, self.mode, body)[0]
             if body.get("stream") and answer.frames is not None:
                 response = await self._stream(request, answer)
             else:
@@ -273,6 +316,10 @@ class Fake:
                 self._check_anthropic(request, api, body)
             else:
                 self._check_vllm_messages(request, api, body)
+        if self.mode == "vllm" and api != "embeddings":
+            refused = vllm_limits(api, body, self.model if self.strict_model else None, self.max_model_len)
+            if refused is not None:
+                raise Rejected(self._error(request, api, refused[0], refused[1], param=refused[2]))
 
     def _strict_openai(self, request: web.Request, api: str, body: dict[str, Any]) -> None:
         allowed = OPENAI_CHAT_FIELDS if api == "chat" else OPENAI_COMPLETION_FIELDS
@@ -352,9 +399,9 @@ class Fake:
         """vLLM's pydantic validation: a 400 in the OpenAI shape, not translated to Anthropic's."""
 
         def refuse(loc: tuple[Any, ...], kind: str, msg: str) -> Rejected:
-            detail = {"type": kind, "loc": ("body", *loc), "msg": msg}
+            param = ".".join(str(part) for part in ("body", *loc))
+            detail = {"type": kind, "loc": param, "msg": msg, "input": f"<dict of {len(body)} items>"}
             message = f"1 validation error:\n  {detail}"
-            param = ".".join(str(part) for part in loc)
             return Rejected(self._error(request, api, 400, message, param=param, openai_shape="Bad Request"))
 
         if api == "messages" and "max_tokens" not in body:
@@ -392,7 +439,11 @@ class Fake:
     def _anthropic_error(self, status: int, message: str) -> dict[str, Any]:
         """Anthropic's shape, typed by status; vLLM's translation of it has no ``request_id``."""
         fallback = "api_error" if status >= 500 else "invalid_request_error"
-        error = {"type": ANTHROPIC_ERROR_TYPES.get(status, fallback), "message": message}
+        kind = ANTHROPIC_ERROR_TYPES.get(status, fallback)
+        if self.mode == "vllm" and status in (400, 404):
+            # vLLM 0.32 keeps its own type names inside Anthropic's envelope (seen for these two)
+            kind = VLLM_ERROR_TYPES[status]
+        error = {"type": kind, "message": message}
         payload: dict[str, Any] = {"type": "error", "error": error}
         if self.mode == "anthropic":
             payload["request_id"] = f"req_{uuid.uuid4().hex[:24]}"

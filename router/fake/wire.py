@@ -20,8 +20,11 @@ class Upstream(Protocol):
     mode: str
     model: str
     behaviour: Behaviour
+    max_model_len: int
 
     def call_id(self) -> str: ...
+
+    def new_id(self, prefix: str) -> str: ...
 
     def sign(self, thinking: str) -> str: ...
 
@@ -39,6 +42,17 @@ class Answer:
     def stream_error(self, sent: int) -> list[Frame]:
         """The API's own in-stream error, after ``sent`` frames went out."""
         raise NotImplementedError
+
+
+def names_family(line: str, families: tuple[str, ...]) -> bool:
+    """Whether a line of Prometheus text is a sample, HELP or TYPE of one of ``families``."""
+    name = line.removeprefix("# HELP ").removeprefix("# TYPE ")
+    return any(name.startswith((f + "{", f + " ", f + "_total")) for f in families)
+
+
+def without_none(value: dict[str, Any]) -> dict[str, Any]:
+    """A dict without its None values, nested dicts too (vLLM's stream usage chunk)."""
+    return {k: without_none(v) if isinstance(v, dict) else v for k, v in value.items() if v is not None}
 
 
 def member(obj: Any, key: str) -> Any:

@@ -22,7 +22,8 @@ import aiohttp
 from router.config import KIND_APIS, BackendConfig, Config, HealthConfig
 from router.forward.breaker import CLOSED, HALF_OPEN, PROBE, Breaker
 from router.forward.shared import LocalSlots, Slots
-from router.forward.vllm_load import parse_vllm_load
+from router.forward.vllm_metrics import KV_USAGE, RUNNING, WAITING
+from router.forward.vllm_metrics import parse as parse_metrics
 from router.redact import redact_url
 
 log = logging.getLogger("offload.backends")
@@ -38,6 +39,10 @@ class Endpoint:
     waiting: float = 0.0  # vllm:num_requests_waiting, from /metrics
     running: float = 0.0  # vllm:num_requests_running: shown in /readyz next to our own in_flight
     kv_cache_usage: float = 0.0
+    prefix_cache_hits: float | None = None  # vllm:prefix_cache_hits_total (tokens), from /metrics
+    prefix_cache_queries: float | None = None
+    cache_block_size: int | None = None  # vllm:cache_config_info's block_size
+    metrics_missing: tuple[str, ...] = ()  # families the router reads that /metrics lacks
 
     @property
     def up(self) -> bool:
@@ -283,6 +288,10 @@ class Backend:
                     "running": e.running,
                     "waiting": e.waiting,
                     "kv_cache_usage": e.kv_cache_usage,
+                    "prefix_cache_hits": e.prefix_cache_hits,
+                    "prefix_cache_queries": e.prefix_cache_queries,
+                    "cache_block_size": e.cache_block_size,
+                    "metrics_missing": list(e.metrics_missing),
                 }
                 for e in self.endpoints
             ],
@@ -435,7 +444,22 @@ class Pool:
                 text = await resp.text()
         except (aiohttp.ClientError, TimeoutError, OSError):
             return
-        gauges = parse_vllm_load(text)
-        endpoint.waiting = gauges.get("vllm:num_requests_waiting", 0.0)
-        endpoint.running = gauges.get("vllm:num_requests_running", 0.0)
-        endpoint.kv_cache_usage = gauges.get("vllm:kv_cache_usage_perc", 0.0)
+        metrics = parse_metrics(text)
+        endpoint.waiting = metrics.load.get(WAITING, 0.0)
+        endpoint.running = metrics.load.get(RUNNING, 0.0)
+        endpoint.kv_cache_usage = metrics.load.get(KV_USAGE, 0.0)
+        endpoint.prefix_cache_hits, endpoint.prefix_cache_queries = (
+            metrics.prefix_hits,
+            metrics.prefix_queries,
+        )
+        endpoint.cache_block_size = metrics.block_size
+        if metrics.missing != endpoint.metrics_missing:
+            endpoint.metrics_missing = metrics.missing
+            if metrics.missing:
+                # Loud, once per change: a renamed family would otherwise read as "idle".
+                log.warning(
+                    "vLLM endpoint %s: /metrics lacks %s (renamed or removed in this vLLM "
+                    "version?): read as 0 / unknown until it is back",
+                    redact_url(endpoint.url),
+                    ", ".join(metrics.missing),
+                )

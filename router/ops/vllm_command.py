@@ -1,5 +1,6 @@
-"""``offload vllm-command [--config PATH] [--exec]``: the exact ``vllm serve`` command of the
-local recipe (router/config/recipe.py), printed, or run in place of this process."""
+"""``offload vllm-command [--config PATH] [--exec | --engine]``: the exact ``vllm serve`` command
+of the local recipe (router/config/recipe.py), printed, or run in place of this process; or
+the engine it pins (``pip install "$(offload vllm-command --engine)"``)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _vllm_executable() -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``offload vllm-command [--config PATH] [--exec]``."""
+    """``offload vllm-command [--config PATH] [--exec | --engine]``."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["vllm-command"]:
         args_in = args_in[1:]
@@ -46,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--exec", dest="run", action="store_true", help="replace this process with vllm serve"
     )
+    parser.add_argument(
+        "--engine", action="store_true", help="print the pinned engine (a pip requirement) and exit"
+    )
     opts = parser.parse_args(args_in)
     try:
         name, path = find_recipe_backend(opts.config)
@@ -53,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"offload vllm-command: {exc}", file=sys.stderr)
         return 2
+    if opts.engine:
+        print(recipe.engine)  # the serving vLLM's one pin
+        return 0
     if not opts.run:
         print(render_command(recipe))
         for line in _variant_notes(opts.config, name):
