@@ -86,3 +86,4 @@ class Outcome(NamedTuple):
     ttft_ms: float | None = None
     response_id: str | None = None  # Responses: the id the backend minted
     text: str | None = None  # the answer's text, when the call wanted it
+    detail: str | None = None  # a failure's error message, for the access log (never content)
