@@ -1,18 +1,25 @@
 # offload-router: `make serve` runs the proxy on its embedded defaults (config/router.yaml,
 # the file an installed wheel's `offload init` writes), `make test` runs the whole suite.
-# Both create .venv and install on first use.
+# Both create .venv on first use: `make serve` installs the runtime only (`make runtime`),
+# `make test` (and `make install`) everything the tests, lint and benchmarks need too.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CONFIG ?= config/router.yaml
 
-.PHONY: install evaldata clis vllm serve test lint format bench demo dist clean
+.PHONY: install runtime evaldata clis vllm serve test lint format bench demo dist clean
 
 install: $(VENV)/.installed
+runtime: $(VENV)/.runtime
 
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# What serving needs: the package and its runtime dependencies, no test or lint tools.
+$(VENV)/.runtime: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.runtime
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
@@ -48,7 +55,7 @@ vllm:
 	  if [ "$$CI" = "true" ]; then echo "error: vLLM's CPU build could not be installed; CI runs the real-vLLM tier"; exit 1; \
 	  else echo "note: vLLM's CPU build could not be installed: the real-vLLM tier will be SKIPPED"; fi; }
 
-serve: install
+serve: runtime
 	$(VENV)/bin/offload serve --config $(CONFIG)
 
 # PostgreSQL tests run when OFFLOAD_TEST_POSTGRES_URL is set (and are reported
@@ -71,7 +78,7 @@ format: install
 bench: install
 	$(PY) bench/overhead.py
 
-demo: install
+demo: runtime
 	$(VENV)/bin/offload demo
 
 # The sdist (everything, the training corpus included) and the wheel built from it (what

@@ -104,6 +104,19 @@ class ProxyError(Exception):
         )
 
 
+def configuration_error(message: str, code: str) -> ProxyError:
+    """A problem only the operator can fix: a 400 that SDKs and agents do not retry
+    (``x-should-retry: false``), never a 503 or Anthropic's ``overloaded_error``, which make
+    Claude Code retry for minutes and call it temporary."""
+    return ProxyError(
+        400,
+        f"offload-router is not configured to serve this: {message}",
+        code=code,
+        type="invalid_request_error",
+        headers={"x-should-retry": "false"},
+    )
+
+
 def error_body(message: str, type: str, param: str | None = None, code: str | int | None = None) -> bytes:
     return orjson.dumps({"error": {"message": message, "type": type, "param": param, "code": code}})
 
@@ -176,3 +189,14 @@ def _message(error: object, body: bytes, status: int) -> str:
     if isinstance(error, str):
         return error
     return body[:500].decode("utf-8", "replace").strip() or f"upstream answered HTTP {status}"
+
+
+def error_message(body: bytes) -> str:
+    """The message of an error body in either shape (for the access log), else ''."""
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return ""
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else ""

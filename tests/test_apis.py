@@ -434,19 +434,25 @@ def test_messages_fall_back_to_anthropic_when_the_box_is_down(server, local_fake
     assert (rows(server)[0].backend, rows(server)[0].fallback) == ("claude", True)
 
 
-def test_an_api_no_candidate_serves_is_a_503_that_names_the_key(local_fake, cloud_fake, model):
+def test_an_api_no_candidate_serves_is_one_non_retryable_error_that_names_the_fix(
+    local_fake, cloud_fake, model
+):
+    """A configuration problem, not overload: a 400 the SDK does not retry (its default is two
+    retries of a 5xx), in Anthropic's shape, whose message names the kind of backend to add."""
     config = make_config(local_fake.url, cloud_fake.url)  # no backend speaks Messages on the cloud route
     proxy = ProxyServer(config, classifier=model)
     try:
-        with pytest.raises(anthropic.InternalServerError) as caught:
+        with pytest.raises(anthropic.BadRequestError) as caught:
             claude(proxy).messages.create(
                 model="m", max_tokens=64, messages=[{"role": "user", "content": MATHS}]
             )
-        assert caught.value.status_code == 503
-        assert (
-            "apis" in caught.value.body["error"]["message"]
-            and "messages" in caught.value.body["error"]["message"]
-        )
+        assert caught.value.status_code == 400
+        assert caught.value.response.headers["x-should-retry"] == "false"
+        error = caught.value.body["error"]
+        assert error["type"] == "invalid_request_error" and "overloaded" not in str(caught.value.body)
+        assert "kind: anthropic" in error["message"] and "messages" in error["message"]
+        wait_until(lambda: len(rows(proxy)) == 1)
+        assert [(r.status, r.backend, r.error_type) for r in rows(proxy)] == [(400, None, "api_not_served")]
         assert proxy.get("/healthz").status_code == 200
     finally:
         proxy.stop()

@@ -420,6 +420,8 @@ async def test_month_equals_the_report(seeded: str, tmp_path: Path) -> None:
         await login(client)
         html = (await client.get(f"{BASE}/month?month={MONTH}")).text
     shown = figures(html)
+    # Money in the config's currency, on every amount (report.currency, USD by default).
+    assert html.count(" USD</div>") == 4 and f"{expected['currency']} hardware" in html
     assert shown["net_offload"] == pytest.approx(expected["net_offload"])
     assert shown["cloud_spend"] == pytest.approx(expected["cloud_spend"]["total"])
     assert shown["local_value"] == pytest.approx(expected["local_value"]["cloud_equivalent"])

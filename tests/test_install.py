@@ -219,10 +219,12 @@ def test_init_classify_migrate_serve_report(installed: Installed, workdir: Path)
     assert installed.run("init", "--force", cwd=workdir).returncode == 0
     assert config.read_bytes() == (installed.src / "config" / "router.yaml").read_bytes()
 
-    out = installed.run("classify", "prove that sqrt 2 is irrational", cwd=workdir)
+    # With the cloud key set the cloud serves it; unset, the box would (classify says which).
+    keyed = {"OPENAI_API_KEY": "sk-test-0123456789abcdef"}
+    out = installed.run("classify", "prove that sqrt 2 is irrational", cwd=workdir, env=keyed)
     assert out.returncode == 0, out.stderr
     decision = orjson.loads(out.stdout)
-    assert (decision["intent"], decision["route"]) == ("math", "cloud")
+    assert (decision["intent"], decision["route"], decision["backend"]) == ("math", "cloud", "cloud")
 
     out = installed.run("db", "upgrade", cwd=workdir)
     assert out.returncode == 0, out.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -195,12 +196,15 @@ def test_classify_cli_single_and_batch(tmp_path: Path):
             ]
         )
     )
+    # The cloud configured: the route and backend are where the request would really go.
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-0123456789"}
     out = subprocess.run(
         [sys.executable, "-m", "router.ops.cli", "classify", "--batch", str(batch)],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
+        env=env,
     ).stdout.splitlines()
     lines = [orjson.loads(line) for line in out]
     assert set(lines[0]) == {"id", "intent", "confidence", "route", "backend", "reason"}

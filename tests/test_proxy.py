@@ -192,7 +192,9 @@ def test_upstream_client_error_keeps_status_and_shape(proxy, cloud_fake):
 
 def test_sdk_retries_through_the_proxy(local_fake, cloud_fake):
     # No fallback: a 503 reaches the SDK, which retries; the retry succeeds.
-    server = ProxyServer(make_config(local_fake.url, cloud_fake.url, routing={"default": "local"}))
+    server = ProxyServer(
+        make_config(local_fake.url, cloud_fake.url, routing={"default": "local", "fallbacks": {}})
+    )
     try:
         fake_config(local_fake, fail_status=503, fail_count=1)
         done = client(server, max_retries=2).chat.completions.create(model="local", messages=USER)
@@ -208,7 +210,7 @@ def test_sdk_retries_through_the_proxy(local_fake, cloud_fake):
 
 def test_dead_upstream_is_a_clear_502(cloud_fake):
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    server = ProxyServer(make_config(dead, cloud_fake.url, routing={"default": "local"}))
+    server = ProxyServer(make_config(dead, cloud_fake.url, routing={"default": "local", "fallbacks": {}}))
     try:
         response = server.post("/v1/chat/completions", json={"model": "local", "messages": USER})
         assert response.status_code in (502, 503)
@@ -313,7 +315,7 @@ def test_client_keys_required_and_upstream_key_stays_hidden(local_fake, cloud_fa
         server.stop()
 
 
-def test_unconfigured_cloud_is_a_503_naming_the_variable(local_fake):
+def test_unconfigured_cloud_is_a_non_retryable_error_naming_the_variable(local_fake):
     from router.config import parse_config
 
     raw = {
@@ -328,10 +330,20 @@ def test_unconfigured_cloud_is_a_503_naming_the_variable(local_fake):
             },
         },
     }
+    # By default the cloud falls back to the box, and the row says why.
     server = ProxyServer(parse_config(raw, env={}))
     try:
         response = server.post("/v1/chat/completions", json={"model": "cloud", "messages": USER})
-        assert response.status_code == 503
+        assert response.status_code == 200 and response.headers["x-offload-route"] == "local"
+        row = server.state.recorder.rows[-1]
+        assert (row.backend, row.fallback, row.fallback_reason) == ("local", True, "unconfigured")
+    finally:
+        server.stop()
+    server = ProxyServer(parse_config({**raw, "routing": {"fallbacks": {}}}, env={}))
+    try:
+        response = server.post("/v1/chat/completions", json={"model": "cloud", "messages": USER})
+        # Pinned to the cloud, whose key is unset, and no fallback: the operator's to fix.
+        assert response.status_code == 400 and response.headers["x-should-retry"] == "false"
         assert "OPENAI_API_KEY" in response.json()["error"]["message"]
         ready = server.get("/readyz").json()
         assert ready["backends"]["cloud"]["configured"] is False

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from router.config import Config, parse_config
+from router.config import Config, ReportConfig, parse_config
 from router.ledger import db, report
 from router.ledger.columns import row_values
 from router.ledger.insert import insert_rows
@@ -201,7 +201,7 @@ def test_render_table(loaded: Config) -> None:
     assert "local share: 50.0% of requests, 75.9% of tokens" in text
     assert "fallbacks: 1 (local_down 1)" in text
     lines = {line.split(":")[0].strip(): line for line in text.splitlines() if ":" in line}
-    assert lines["cloud spend (actual)"].split()[-1] == "15.50"
+    assert lines["cloud spend (actual)"].split()[-2:] == ["15.50", "USD"]
     assert (
         "54.00" in lines["local tokens at cloud prices"]
         and "priced as cloud" in lines["local tokens at cloud prices"]
@@ -210,7 +210,7 @@ def test_render_table(loaded: Config) -> None:
         "48.00" in lines["local cost (hardware + power)"]
         and "30.00 amortisation + 18.00 power over 720 h" in text
     )
-    assert lines["net offload"].split()[-1] == "6.00"
+    assert lines["net offload"].split()[-2:] == ["6.00", "USD"]
     route_local = next(line for line in text.splitlines() if line.startswith("local "))
     assert "18,000,000" in route_local
 
@@ -225,6 +225,35 @@ def test_empty_month(loaded: Config) -> None:
 
 def test_month_in_progress_is_flagged(loaded: Config) -> None:
     assert report.build_report(loaded, "2099-01")["partial"] is True
+
+
+def test_month_in_progress_accrues_hardware_and_power_by_elapsed_time(loaded: Config) -> None:
+    """Six hours into September the box has cost 6/720 of its month, not all of it (the whole
+    month's 48.00 on the first morning made the net offload look like a loss)."""
+    rep = report.build_report(loaded, "2026-09", now=at(2026, 9, 1, 6))
+    assert rep["partial"] is True
+    assert rep["local_cost"]["hours"] == 6 and rep["local_cost"]["month_hours"] == 720
+    assert rep["local_cost"]["amortisation"] == pytest.approx(30 * 6 / 720)
+    assert rep["local_cost"]["power"] == pytest.approx(18 * 6 / 720)
+    text = report.render(rep, "table")
+    assert "[month in progress]" in text and "over 6.0 h of 720 so far" in text
+    # A past month pays for all of it; a month not begun for none.
+    assert report.build_report(loaded, "2026-09", now=at(2026, 10, 3))["local_cost"]["total"] == 48.0
+    assert report.build_report(loaded, "2026-09", now=at(2026, 8, 3))["local_cost"]["total"] == 0.0
+
+
+def test_currency_is_shown_wherever_money_is(loaded: Config) -> None:
+    config = loaded.model_copy(update={"report": ReportConfig(currency="EUR")})
+    rep = report.build_report(config, "2026-09")
+    assert rep["currency"] == "EUR"
+    money = [line for line in report.render(rep, "table").splitlines() if " EUR" in line]
+    assert [line.split(":")[0] for line in money] == [
+        "cloud spend (actual)",
+        "local tokens at cloud prices",
+        "local cost (hardware + power)",
+        "net offload",
+    ]
+    assert "summary,,currency,EUR" in report.render(rep, "csv")
 
 
 def test_database_never_written_is_an_empty_report(tmp_path: Path) -> None:
@@ -272,7 +301,9 @@ def test_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "net offload" in capsys.readouterr().out
     assert report.main(["--config", str(path), "--month", "2026-13"]) == 2
     assert "--month must look like YYYY-MM" in capsys.readouterr().err
-    assert report.main(["--config", str(path)]) == 2  # --month is required
+    # --month defaults to the current month (nothing recorded in it here).
+    assert report.main(["--config", str(path)]) == 0
+    assert f"No usage recorded in {datetime.now(UTC):%Y-%m} (UTC)" in capsys.readouterr().out
     assert report.main(["--config", str(tmp_path / "missing.yaml"), "--month", "2026-09"]) == 2
 
 

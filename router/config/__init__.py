@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from router.config.env import MissingEnv, _secrets_to_markers, env_references, substitute_env
 from router.config.files import MAX_WEIGHTS_BYTES, read_bounded, read_yaml
+from router.config.keys import check_keys_apart, secret_sources
 from router.config.model import Config
 from router.config.sections import (
     APIS,
@@ -30,7 +31,9 @@ from router.config.sections import (
     DatabaseConfig,
     Hardware,
     HealthConfig,
+    LoggingConfig,
     Price,
+    ReportConfig,
     RoutingConfig,
     RuleConfig,
     RuleMatch,
@@ -64,12 +67,15 @@ def parse_config(raw: Any, env: dict[str, str] | os._Environ[str] = os.environ) 
     """Validate an already-loaded YAML tree. Raises ConfigError naming the key."""
     if not isinstance(raw, dict):
         raise ConfigError("(top level): the config must be a mapping of keys")
+    sources = secret_sources(raw)
     raw = substitute_env(raw, env)
     _secrets_to_markers(raw)
     try:
-        return Config.model_validate(raw)
+        config = Config.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
+    check_keys_apart(config, sources)
+    return config
 
 
 def config_path(path: str | os.PathLike[str] | None = None) -> Path:
@@ -137,8 +143,10 @@ __all__ = [
     "DatabaseConfig",
     "Hardware",
     "HealthConfig",
+    "LoggingConfig",
     "MissingEnv",
     "Price",
+    "ReportConfig",
     "RoutingConfig",
     "RuleConfig",
     "RuleMatch",

@@ -13,6 +13,8 @@ from router.config.sections import (
     DatabaseConfig,
     GateConfig,
     HealthConfig,
+    LoggingConfig,
+    ReportConfig,
     RoutingConfig,
     ServerConfig,
     StateConfig,
@@ -28,6 +30,8 @@ class Config(_Strict):
     routing: RoutingConfig = RoutingConfig()
     health: HealthConfig = HealthConfig()
     state: StateConfig | None = None  # shared by the replicas through Redis
+    report: ReportConfig = ReportConfig()
+    logging: LoggingConfig = LoggingConfig()
     gate: GateConfig = GateConfig()  # `offload gate` (router.gate)
 
     @model_validator(mode="before")
@@ -58,7 +62,7 @@ class Config(_Strict):
                 refs += [(f"routing.intents.{intent}", arm) for arm in arms]
         for intent, shadow in self.routing.shadow_runs.intents.items():
             refs.append((f"routing.shadow_runs.intents.{intent}.arm", shadow.arm))
-        for src, targets in self.routing.fallbacks.items():
+        for src, targets in (self.routing.fallbacks or {}).items():
             refs.append((f"routing.fallbacks.{src}", src))
             refs += [(f"routing.fallbacks.{src}", t) for t in targets]
         if self.routing.shadow_backend:
@@ -115,10 +119,18 @@ class Config(_Strict):
         table.update((name, name) for name in self.backends)
         return table
 
+    @property
+    def fallbacks(self) -> dict[str, list[str]]:
+        """``routing.fallbacks``, else both ways between the routes this config has."""
+        if self.routing.fallbacks is not None:
+            return self.routing.fallbacks
+        routes = {b.route_name for b in self.backends.values()}
+        return {"local": ["cloud"], "cloud": ["local"]} if routes >= {"local", "cloud"} else {}
+
     def fallback_chain(self, first: str) -> list[str]:
         """``first``, then the backends its traffic falls back to, in order, each once
         (``routing.fallbacks`` keyed by the backend's name, else by its route)."""
-        fallbacks = self.routing.fallbacks
+        fallbacks = self.fallbacks
         chain = [first]
         for target in fallbacks.get(first, fallbacks.get(self.backends[first].route_name, [])):
             name = self.resolve(target)

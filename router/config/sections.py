@@ -311,6 +311,8 @@ class RuleMatch(_Strict):
     model: str | list[str] | None = None  # the model the client asked for, exactly
     system_contains: str | None = None
     system_regex: str | None = None
+    # In the last user turn (its first 4,096 characters): where Codex puts its compaction ask.
+    user_contains: str | None = None
     tools: bool | None = None  # tools offered (true) or not (false)
 
     @field_validator("system_regex")
@@ -364,6 +366,22 @@ class ShadowRunsConfig(_Strict):
     max_output_tokens: int = Field(8192, gt=0)  # a copy without its own bound gets this one
 
 
+class LoggingConfig(_Strict):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["text", "json"] = "text"
+    access: bool = True  # one line per request (router/edge/access.py), never its content
+
+    @field_validator("level", "format", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
+class ReportConfig(_Strict):
+    # The unit of every price and hardware cost in this config: shown wherever money is.
+    currency: str = Field("USD", pattern=r"^[A-Za-z$€£¥]{1,8}$")
+
+
 class RoutingConfig(_Strict):
     default: str = "local"
     # intent → a backend or route, or arms by weight ({cloud: 90, local-thinking: 10}): each
@@ -372,7 +390,9 @@ class RoutingConfig(_Strict):
     intents: dict[str, str | dict[str, float]] = Field(
         default_factory=lambda: dict[str, str | dict[str, float]](DEFAULT_ROUTES)
     )
-    fallbacks: dict[str, list[str]] = {}
+    # backend or route → where its traffic goes next, in order. Unset: each route falls back
+    # to the other (local → cloud, cloud → local), where both exist; {} turns fallback off.
+    fallbacks: dict[str, list[str]] | None = None
     mode: Literal["route", "shadow"] = "route"
     shadow_backend: str | None = None  # in shadow mode everything goes here
     confidence_floor: float = Field(0.5, ge=0, le=1)

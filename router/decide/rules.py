@@ -2,8 +2,8 @@
 
 A rule matches on what the proxy knows before reading the task: the client
 key's name, a header, the model the client asked for, the system prompt
-(substring or regular expression), whether tools are offered. All of a rule's
-conditions must hold; the first rule that matches decides, with the reason
+(substring or regular expression), the last user turn (substring), whether
+tools are offered. All of a rule's conditions must hold; the first rule that matches decides, with the reason
 ``rule:<name>``. It gives a route, a backend or an intent (which then goes
 where ``routing.intents`` sends that intent).
 
@@ -37,6 +37,7 @@ class _Compiled(NamedTuple):
     models: frozenset[str] | None
     system_contains: str | None
     system_regex: re.Pattern[str] | None
+    user_contains: str | None
     tools: bool | None
 
 
@@ -51,6 +52,7 @@ class Rules:
         self.targets = targets
         self._rules = [_compile(rule, targets.backend_of, targets.intents) for rule in rules]
         self._reads_system = any(r.system_contains or r.system_regex for r in self._rules)
+        self._reads_user = any(r.user_contains for r in self._rules)
 
     def __bool__(self) -> bool:
         return bool(self._rules)
@@ -69,6 +71,7 @@ class Rules:
     ) -> tuple[str, str, str | None] | None:
         """``(rule name, backend, intent)`` of the first rule that matches, else None."""
         system = _system_text(view) if self._reads_system else ""
+        user = _last_user_text(view) if self._reads_user else ""
         model = body.get("model")
         has_tools = bool(view.get("tools"))
         for rule in self._rules:
@@ -85,6 +88,8 @@ class Rules:
             if rule.system_contains is not None and rule.system_contains not in system:
                 continue
             if rule.system_regex is not None and rule.system_regex.search(system) is None:
+                continue
+            if rule.user_contains is not None and rule.user_contains not in user:
                 continue
             return rule.name, rule.backend, rule.intent
         return None
@@ -106,6 +111,7 @@ def _compile(rule: RuleConfig, backend_of: dict[str, str], intents: dict[str, st
         _names(match.model),
         match.system_contains,
         re.compile(match.system_regex) if match.system_regex is not None else None,
+        match.user_contains,
         match.tools,
     )
 
@@ -116,15 +122,28 @@ def _names(value: str | list[str] | None) -> frozenset[str] | None:
     return frozenset([value] if isinstance(value, str) else value)
 
 
+def _last_user_text(view: dict[str, Any]) -> str:
+    """The head of the last user turn, whatever its content shape."""
+    messages = view.get("messages")
+    for message in reversed(messages) if isinstance(messages, list) else []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _text_of(message.get("content"))
+    return ""
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content[:SYSTEM_WINDOW]
+    if isinstance(content, list):
+        texts = (p.get("text") for p in content if isinstance(p, dict))
+        return "".join(t for t in texts if isinstance(t, str))[:SYSTEM_WINDOW]
+    return ""
+
+
 def _system_text(view: dict[str, Any]) -> str:
     """The head of the system (or developer) prompt, whatever its content shape."""
     messages = view.get("messages")
     for message in messages[:4] if isinstance(messages, list) else []:
         if isinstance(message, dict) and message.get("role") in ("system", "developer"):
-            content = message.get("content")
-            if isinstance(content, str):
-                return content[:SYSTEM_WINDOW]
-            if isinstance(content, list):
-                texts = (p.get("text") for p in content if isinstance(p, dict))
-                return "".join(t for t in texts if isinstance(t, str))[:SYSTEM_WINDOW]
+            return _text_of(message.get("content"))
     return ""

@@ -27,6 +27,9 @@ BY_PATH: dict[str, Dialect] = {
     "/v1/messages/count_tokens": COUNT_TOKENS,
 }
 APIS = ("chat", "completions", "embeddings", "responses", "messages")
+# The APIs whose bodies /offload/route and `offload classify --api` decide (chat: a body
+# without messages is a completions request).
+ROUTE_APIS: dict[str, Dialect] = {"chat": CHAT, "responses": RESPONSES, "messages": MESSAGES}
 
 __all__ = [
     "APIS",
@@ -37,6 +40,7 @@ __all__ = [
     "EMBEDDINGS",
     "MESSAGES",
     "RESPONSES",
+    "ROUTE_APIS",
     "Adapted",
     "Dialect",
     "StreamRelay",

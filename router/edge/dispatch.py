@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from router.edge.access import log_refusal
 from router.edge.endpoints import Handler
 from router.edge.metrics import Metrics
 from router.errors import ProxyError, shape_for_path
@@ -49,6 +50,7 @@ def refusal(exc: ProxyError, path: str, metrics: Metrics) -> Response:
     """A request the proxy refused itself (auth, limits, intake, admin), counted in
     ``offload_rejected_requests_total`` and answered in the path's API's shape."""
     metrics.rejected(exc)
+    log_refusal(path, exc)
     return exc.response(shape=shape_for_path(path))
 
 

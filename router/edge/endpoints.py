@@ -28,15 +28,16 @@ from starlette.responses import Response
 
 from router.config import Config
 from router.decide.policy import Decision
-from router.dialects import BY_PATH, CHAT, COMPLETIONS, Dialect
+from router.dialects import BY_PATH, CHAT, COMPLETIONS, ROUTE_APIS, Dialect
 from router.edge import openapi
 from router.edge.auth import Caller
-from router.edge.intake import check_chat, check_completions, parse_json_object, read_body
+from router.edge.intake import parse_json_object, read_body
 from router.edge.limits import Reservation, estimate_tokens
 from router.edge.metrics import CONTENT_TYPE
 from router.edge.state import ProxyState
 from router.errors import ProxyError
 from router.forward.call import Call, Facts
+from router.forward.plan import route_plan
 from router.forward.response_ids import not_found
 from router.redact import redact_secrets
 from router.tokens import prompt_tokens
@@ -214,21 +215,24 @@ class Endpoints:
         return json_response({"service": "offload-router", "status": "ok"})
 
     async def route(self, request: Request) -> Response:
-        """The decision for a request body; nothing is forwarded."""
-        self.state.keys.caller(request.headers)
+        """The decision for a request body of ``?api=chat|responses|messages`` (chat when
+        absent), and the backend that would serve it; nothing is forwarded."""
+        caller = self.state.keys.caller(request.headers)
         server = self.config.server
+        api = request.query_params.get("api", "chat")
+        if api not in ROUTE_APIS:
+            raise ProxyError(400, f"api must be one of {', '.join(ROUTE_APIS)}, got {api!r}", param="api")
         raw = await read_body(request, server)
         body = parse_json_object(raw, server)
-        if "messages" in body:
-            check_chat(body, server)
-            dialect = CHAT
-        else:
-            check_completions(body)
+        dialect = ROUTE_APIS[api]
+        if dialect is CHAT and "messages" not in body:
             dialect = COMPLETIONS
-        decision = self.state.decide(body, request.headers, len(raw), dialect)
+        dialect.check(body, server)
+        decision = self.state.decide(body, request.headers, len(raw), dialect, caller)
+        plan = route_plan(self.state.pool, decision, dialect.api, caller.routes if caller else None)
         return json_response(
-            decision.as_dict(),
-            {"x-offload-route": decision.backend, "x-offload-intent": decision.intent or "none"},
+            plan,
+            {"x-offload-route": plan["backend"] or "none", "x-offload-intent": decision.intent or "none"},
         )
 
     async def healthz(self) -> Response:

@@ -17,6 +17,7 @@ from typing import Any
 from router.config import Config
 from router.decide.policy import Classifier, Decision, Policy
 from router.dialects import Dialect
+from router.edge.access import log_request
 from router.edge.auth import Caller, KeyStore
 from router.edge.limits import RateLimits
 from router.edge.metrics import Metrics
@@ -94,6 +95,7 @@ class ProxyState:
         database), the tokens admission held for it settled with what it really used,
         and its shadow run (if it has one) started."""
         row = usage_row(call.facts, call.decision, outcome)
+        log_request(row, outcome.detail)
         self.metrics.observe(row)
         self.recorder.record(row)
         used = row.prompt_tokens + row.completion_tokens

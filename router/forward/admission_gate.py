@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 
 from router.forward.admission import ADMIT, SPILL, EndpointLoad, Rate, Ticket
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable
-from router.forward.prefix_hints import Keys, PrefixHints
+from router.forward.prefix_hints import Keys, PrefixHints, keys
 
 if TYPE_CHECKING:
     from router.dialects import Usage
+    from router.forward.call import Call
 
 # An endpoint's KV size until vLLM's /metrics or kv_tokens says: the Spark's, for prefix hints.
 _DEFAULT_KV_TOKENS = 825_000
@@ -77,33 +78,28 @@ class Gates:
                     first_byte_s=bc.timeouts.first_byte_s,
                 )
 
-    @property
-    def counting(self) -> bool:
-        """Does any endpoint admit by tokens? (Else forwarding skips the prefix keys.)"""
-        return bool(self.loads)
-
     def _hints(self, load: EndpointLoad) -> PrefixHints:
         hints = self.hints.setdefault(id(load), PrefixHints(_DEFAULT_KV_TOKENS))
         hints.kv_tokens = load.kv_capacity or _DEFAULT_KV_TOKENS
         return hints
 
     async def enter(
-        self, backend: Backend, endpoint: Endpoint, size: int, may_spill: bool, keys: Keys | None = None
+        self, backend: Backend, endpoint: Endpoint, call: Call, size: int, may_spill: bool
     ) -> Pass | None:
-        """Admit a request of ``size`` body bytes, spill it (Unavailable) or wait its turn.
-        None where admission does not count tokens (no ``max_ttft_s``)."""
+        """Admit ``call`` (``size`` body bytes to the model), spill it (Unavailable) or wait
+        its turn. None where admission does not count tokens (no ``max_ttft_s``)."""
         load = self.loads.get(endpoint.url)
         if load is None:
             return None
-        hints = self._hints(load)
-        cached, warm = hints.cached(keys), hints.warm(keys)
+        hints, k = self._hints(load), keys(call.dialect.api, call.body)
+        cached, warm = hints.cached(k), hints.warm(k)
         waited = 0
         try:
             while True:
                 now = time.monotonic()
                 admit = load.decide(size, now, may_spill=may_spill, cached=cached, warm=warm)
                 if admit.verdict == ADMIT:
-                    return Pass(load, load.admit(admit, now), size, keys)
+                    return Pass(load, load.admit(admit, now), size, k)
                 if await backend.reclaim_from_shadows():
                     continue  # shadow work on the box gives way before a real request spills or waits
                 if admit.verdict == SPILL:
@@ -150,6 +146,11 @@ class Gates:
             admitted.load.first_byte(admitted.ticket, time.monotonic())
             self._signal(admitted.load)
 
+    def settle(self, admitted: Pass | None, usage: Usage | None) -> Pass | None:
+        """:meth:`done`, handing back the pass (its expected TTFT goes to the usage row)."""
+        self.done(admitted, usage)
+        return admitted
+
     def done(self, admitted: Pass | None, usage: Usage | None) -> None:
         """It ended: with vLLM's usage learn from it; without, forget it. Safe to call twice
         (the second does nothing)."""
@@ -173,3 +174,9 @@ def first_byte_deadline(backend: Backend, streaming: bool, admitted: Pass | None
         return None
     wait = admitted.deadline_s if admitted is not None else backend.config.timeouts.first_byte_s
     return asyncio.get_running_loop().time() + wait
+
+
+def queue_full(backend: Backend, status: int, error: bytes) -> bool:
+    """Is this vLLM refusing for its own queue limits (--max-num-queued-reqs/tokens), in its
+    own words? A capacity refusal, not a failure of the box; any other 503 is a failure."""
+    return backend.kind == "vllm" and status == 503 and b"cannot accept new requests" in error

@@ -86,4 +86,5 @@ class Outcome(NamedTuple):
     ttft_ms: float | None = None
     response_id: str | None = None  # Responses: the id the backend minted
     text: str | None = None  # the answer's text, when the call wanted it
+    detail: str | None = None  # a failure's error message, for the access log (never content)
     expected_ttft_ms: float | None = None  # admission's expectation (a vLLM backend with max_ttft_s)

@@ -24,20 +24,21 @@ import aiohttp
 from starlette.responses import Response
 from starlette.types import Receive
 
-from router.config import CapacityConfig
-from router.decide.policy import PINNED
+from router.config import KIND_APIS, CapacityConfig
 from router.dialects import Adapted, StreamRelay, Usage, Whole
-from router.errors import ProxyError, SecretMask, normalise_upstream_error
-from router.forward import prefix_hints
-from router.forward.admission_gate import Gates, Pass, first_byte_deadline
+from router.errors import ProxyError, SecretMask, configuration_error, error_message, normalise_upstream_error
+from router.forward.admission_gate import Gates, Pass, first_byte_deadline, queue_full
 from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
 from router.forward.call import Call, Outcome, Served
 from router.forward.headers import relayed_headers, route_headers
+from router.forward.plan import candidates_for
 from router.forward.response_ids import ResponseOwners
 from router.forward.streaming import RelayResponse, cancel_on_disconnect
-from router.forward.vllm_metrics import queue_full
 
 log = logging.getLogger("offload.proxy")
+
+# Why a backend was passed over that only the operator can change: never worth a retry.
+_CONFIGURATION_REASONS = ("unconfigured", "api_not_served")
 
 
 class UpstreamFailure(Unavailable):
@@ -97,13 +98,13 @@ class Forwarder:
         text: str | None = None,
         ttft_ms: float | None = None,
         response_id: str | None = None,
+        detail: str | None = None,
     ) -> None:
         """The request is over: its one :class:`Outcome`, handed to ``finish``. Without
         usage, a request that reached a model is estimated; one that generated nothing
         (``billed`` false) counts none."""
         failures = trail.failures
-        admitted = trail.admitted if status < 400 else None  # the answering attempt's
-        self.gates.done(trail.admitted, usage if status < 400 else None)  # with usage, admission learns
+        admitted = self.gates.settle(trail.admitted, usage if status < 400 else None)  # learns from usage
         outcome = Outcome(
             status=status,
             latency_ms=(time.perf_counter() - call.facts.t0) * 1000,
@@ -116,13 +117,15 @@ class Forwarder:
             ttft_ms=ttft_ms,
             response_id=response_id,
             text=text if call.wants_text else None,
-            expected_ttft_ms=admitted.expected_ttft_ms if admitted else None,
+            detail=detail,
+            expected_ttft_ms=admitted.expected_ttft_ms if admitted and status < 400 else None,
         )
         self.finish(call, outcome)
 
     def _refuse(self, call: Call, trail: _Trail, error: ProxyError) -> Response:
         """Answer with the proxy's own error (nothing was generated)."""
-        self._settle(call, trail, error.status, billed=False, error_type=error.code or f"http_{error.status}")
+        code = error.code or f"http_{error.status}"
+        self._settle(call, trail, error.status, billed=False, error_type=code, detail=error.message)
         return error.response(route_headers(call, trail.served), shape=call.dialect.shape)
 
     # ----------------------------------------------------------- forwarding
@@ -146,8 +149,14 @@ class Forwarder:
         if not candidates:
             return self._refuse(call, trail, self._unserved(call))
         failures = trail.failures
+        if candidates[0].route != call.decision.route:
+            # The decided route has no backend for this API: its traffic goes along the
+            # fallbacks to one that has (the local box serves all three), and the row says why.
+            failures.append(
+                Unavailable("api_not_served", f"route {call.decision.route!r} has no backend for it")
+            )
+            self.on_fallback(call.decision.backend, candidates[0].name, "api_not_served")
         previous: Backend | None = None
-        hints = prefix_hints.keys(call.dialect.api, call.body) if self.gates.counting else None
         for backend in candidates:
             if previous is not None:
                 self.on_fallback(previous.name, backend.name, failures[-1].reason)
@@ -158,26 +167,21 @@ class Forwarder:
                 failures.append(exc)
                 continue
             may_spill = backend is not candidates[-1]  # with nowhere else to go it waits its turn
-            answer = await self._try(call, trail, backend, endpoint, (may_spill, hints))
+            answer = await self._try(call, trail, backend, endpoint, may_spill)
             if answer is not None:
                 return answer
         return self._no_backend(call, trail)
 
     async def _try(
-        self,
-        call: Call,
-        trail: _Trail,
-        backend: Backend,
-        endpoint: Endpoint,
-        admission: tuple[bool, prefix_hints.Keys | None],
+        self, call: Call, trail: _Trail, backend: Backend, endpoint: Endpoint, may_spill: bool
     ) -> Response | None:
         """One attempt on ``endpoint`` (a slot held): the answer, or None to try the next
-        candidate (the failure noted in ``trail``). ``admission``: may it spill, its prefix keys."""
+        candidate (the failure noted in ``trail``). Admission may spill it if ``may_spill``."""
         committed = False
         response: aiohttp.ClientResponse | None = None
         try:
             adapted = call.dialect.adapt(call.body, backend, call.client_model)
-            trail.admitted = await self.gates.enter(backend, endpoint, len(adapted.payload), *admission)
+            trail.admitted = await self.gates.enter(backend, endpoint, call, len(adapted.payload), may_spill)
             deadline = first_byte_deadline(backend, call.facts.stream, trail.admitted)
             response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
             if response.status >= 500 or response.status == 408:
@@ -221,16 +225,7 @@ class Forwarder:
                 backend.release(endpoint)
 
     def _candidates(self, call: Call) -> list[Backend]:
-        chain = self.pool.candidates(call.decision.backend, call.dialect.api)
-        if call.decision.reason == PINNED:
-            # State that lives in one backend (a previous response) cannot move.
-            chain = [b for b in chain if b.name == call.decision.backend]
-        allowed = call.allowed
-        if allowed is not None:
-            # A restricted key waits for, or is refused by, the backends it may use: never
-            # a (paid) fallback outside them.
-            chain = [b for b in chain if b.name in allowed or b.route in allowed]
-        return chain
+        return candidates_for(self.pool, call.decision, call.dialect.api, call.allowed)
 
     async def answer_idle(
         self, call: Call, backend: Backend, body: dict[str, Any], reserve: int
@@ -265,12 +260,11 @@ class Forwarder:
                 f"no backend that this key may use ({', '.join(sorted(call.allowed))}) serves this request",
                 code="no_allowed_backend",
             )
-        return ProxyError(
-            503,
-            f"no backend on route {decision.route!r} or its fallbacks serves the {api} API: add "
-            f"{api!r} to backends.<name>.apis, or configure a backend whose kind serves it",
+        kinds = " or ".join(f"kind: {kind}" for kind, apis in KIND_APIS.items() if api in apis)
+        return configuration_error(
+            f"no backend on route {decision.route!r} or its fallbacks serves the {api} API: add a "
+            f"backend with {kinds} to the config (or {api!r} to a vllm backend's apis)",
             code="api_not_served",
-            type="server_error",
         )
 
     def _queue_timeout(self, backend: Backend) -> float:
@@ -323,11 +317,12 @@ class Forwarder:
         """A 5xx or 408 before any byte (vLLM's own queue-full 503 is a spill, not a failure)."""
         error = await self._read_error(response)
         trail.last_error = (response.status, error, relayed_headers(response))
-        if backend.kind == "vllm" and queue_full(response.status, error):
+        if queue_full(backend, response.status, error):
             trail.failures.append(Unavailable("capacity", f"{backend.name}: its queue is full"))
             return
         backend.report(endpoint, ok=False)
-        trail.failures.append(UpstreamFailure(f"http_{response.status}", f"HTTP {response.status}"))
+        message = f"{backend.name} answered HTTP {response.status}"
+        trail.failures.append(UpstreamFailure(f"http_{response.status}", message))
 
     async def _read_error(self, response: aiohttp.ClientResponse) -> bytes:
         try:
@@ -381,7 +376,8 @@ class Forwarder:
         if whole is None:
             data = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
             # A rejected request generated (and bills) nothing.
-            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
+            detail = f"{backend.name} answered {status}: {error_message(data)}"
+            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}", detail=detail)
         else:
             if whole.response_id is not None:
                 self.owners.remember(whole.response_id, backend.name, call.facts.client)
@@ -475,17 +471,18 @@ class Forwarder:
         failures = trail.failures
         if trail.last_error is not None:
             status, data, headers = trail.last_error
-            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}")
+            body = normalise_upstream_error(status, self.mask(data), call.dialect.shape)
+            detail = f"{failures[-1].message}: {error_message(body)}" if failures else None
+            self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}", detail=detail)
             return Response(
-                normalise_upstream_error(status, self.mask(data), call.dialect.shape),
+                body,
                 status_code=status,
                 media_type="application/json",
                 headers={**headers, **route_headers(call, trail.served)},
             )
         tried = "; ".join(f.message for f in failures)
-        unconfigured = [f for f in failures if f.reason == "unconfigured"]
-        if unconfigured and len(unconfigured) == len(failures):
-            error = ProxyError(503, tried, code="backend_unconfigured", type="server_error")
+        if failures and all(f.reason in _CONFIGURATION_REASONS for f in failures):
+            error = configuration_error(tried, code="backend_unconfigured")
         elif any(isinstance(f, UpstreamFailure) and f.blames_backend for f in failures):
             error = ProxyError(502, f"no backend could answer: {tried}", code="upstream_unavailable")
         else:

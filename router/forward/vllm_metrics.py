@@ -106,9 +106,3 @@ def parse(text: str) -> VllmMetrics:
 def parse_vllm_load(text: str) -> dict[str, float]:
     """The load gauges present in ``text`` (see :func:`parse`); an absent one is absent."""
     return parse(text).load
-
-
-def queue_full(status: int, error: bytes) -> bool:
-    """Is this vLLM refusing for its own queue limits (--max-num-queued-reqs/tokens), in its
-    own words? Any other 503 is a failure like every 5xx."""
-    return status == 503 and b"cannot accept new requests" in error

@@ -52,6 +52,17 @@ def month_bounds(month: str) -> tuple[datetime, datetime]:
     return start, end
 
 
+def elapsed_hours(start: datetime, end: datetime, now: datetime) -> float:
+    """Hours of ``[start, end)`` that have passed at ``now``: all of a past month, none of a
+    future one, the hours so far of the month in progress (hardware and power accrue by them)."""
+    return max(0.0, (min(now, end) - start).total_seconds() / 3600)
+
+
+def current_month(now: datetime | None = None) -> str:
+    """``YYYY-MM`` of ``now`` (default: the present) in UTC: ``--month``'s default."""
+    return (now or datetime.now(UTC)).strftime("%Y-%m")
+
+
 def cost(price: Price, prompt: int, completion: int, cached: int) -> float:
     cached = min(cached, prompt)
     cached_price = (
@@ -165,10 +176,12 @@ def _r(x: float) -> float:
     return round(x, 6)
 
 
-def build_report(config: Config, month: str) -> dict[str, Any]:
+def build_report(config: Config, month: str, now: datetime | None = None) -> dict[str, Any]:
     start, end = month_bounds(month)
     rows = _query(config, start, end)
-    hours = calendar.monthrange(start.year, start.month)[1] * 24
+    now = now or datetime.now(UTC)
+    month_hours = calendar.monthrange(start.year, start.month)[1] * 24
+    hours = elapsed_hours(start, end, now)
     tally = _tally(rows)
     by_route = tally.by_route
     local, cloud = by_route.get("local", _counts()), by_route.get("cloud", _counts())
@@ -177,7 +190,7 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
     routed_req = local_ok + cloud["requests"] - cloud["errors"]
     routed_tok = local["total_tokens"] + cloud["total_tokens"]
     spend, value, unpriced = _priced(config, tally.served)
-    hardware = _hardware(config, hours)
+    hardware = _hardware(config, hours, month_hours)
     spend_total = sum(v["cost"] for v in spend.values())
     value_total = sum(v["value"] for v in value.values())
     local_cost = sum(v["total"] for v in hardware.values())
@@ -186,7 +199,8 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
         "month": month,
         "start": start.isoformat(),
         "end": end.isoformat(),
-        "partial": datetime.now(UTC) < end,
+        "partial": now < end,
+        "currency": config.report.currency,
         "empty": not rows,
         "requests": total["requests"],
         "errors": total["errors"],
@@ -204,7 +218,8 @@ def build_report(config: Config, month: str) -> dict[str, Any]:
         "cloud_spend": {"total": _r(spend_total), "by_backend": spend, "unpriced_backends": unpriced},
         "local_value": {"cloud_equivalent": _r(value_total), "by_backend": value},
         "local_cost": {
-            "hours": hours,
+            "hours": _r(hours),
+            "month_hours": month_hours,
             "amortisation": _r(sum(v["amortisation"] for v in hardware.values())),
             "power": _r(sum(v["power"] for v in hardware.values())),
             "total": _r(local_cost),
@@ -277,14 +292,16 @@ def _priced(
     return spend, value, unpriced
 
 
-def _hardware(config: Config, hours: int) -> dict[str, Any]:
-    """Each local box's month: its amortisation and its power."""
+def _hardware(config: Config, hours: float, month_hours: int) -> dict[str, Any]:
+    """Each local box's month so far (``hours`` of ``month_hours``): its amortisation and
+    its power."""
     hardware: dict[str, Any] = {}
     for name, box in config.backends.items():
         hw = box.hardware
         if box.route_name != "local" or hw is None:
             continue
-        amort = hw.cost / hw.amortisation_months
+        # The month in progress pays for the hours it has had, not for the whole month.
+        amort = hw.cost / hw.amortisation_months * hours / month_hours
         power = hw.watts * hours * hw.price_per_kwh / 1000
         hardware[name] = {"amortisation": _r(amort), "power": _r(power), "total": _r(amort + power)}
     return hardware
@@ -296,6 +313,8 @@ def _hardware(config: Config, hours: int) -> dict[str, Any]:
 def _csv_rows(report: dict[str, Any]) -> Iterable[tuple[str, str, str, Any]]:
     """Long format (section, key, metric, value): one number per line, easy to pivot."""
     yield ("summary", "", "month", report["month"])
+    yield ("summary", "", "currency", report["currency"])
+    yield ("summary", "", "partial", str(report["partial"]).lower())
     yield ("summary", "", "empty", str(report["empty"]).lower())
     yield ("summary", "", "requests", report["requests"])
     yield ("summary", "", "errors", report["errors"])
@@ -346,22 +365,28 @@ def _table(report: dict[str, Any]) -> str:
     reasons = ", ".join(f"{r} {n}" for r, n in fb["by_reason"].items())
     lines.append(f"fallbacks: {fb['count']}" + (f" ({reasons})" if reasons else ""))
     lines.append("")
-    lines.append(f"cloud spend (actual):             {report['cloud_spend']['total']:>12,.2f}")
+    cur = report["currency"]
+    lines.append(f"cloud spend (actual):             {report['cloud_spend']['total']:>12,.2f} {cur}")
     if report["cloud_spend"]["unpriced_backends"]:
         lines.append(f"  not priced (not in config): {', '.join(report['cloud_spend']['unpriced_backends'])}")
     refs = sorted(
         {str(r) for v in report["local_value"]["by_backend"].values() for r in v["priced_as_by_api"].values()}
     )
     lines.append(
-        f"local tokens at cloud prices:     {report['local_value']['cloud_equivalent']:>12,.2f}"
+        f"local tokens at cloud prices:     {report['local_value']['cloud_equivalent']:>12,.2f} {cur}"
         + (f"  (priced as {', '.join(refs)})" if refs else "")
     )
     lc = report["local_cost"]
     lines.append(
-        f"local cost (hardware + power):    {lc['total']:>12,.2f}"
-        f"  ({lc['amortisation']:,.2f} amortisation + {lc['power']:,.2f} power over {lc['hours']} h)"
+        f"local cost (hardware + power):    {lc['total']:>12,.2f} {cur}"
+        f"  ({lc['amortisation']:,.2f} amortisation + {lc['power']:,.2f} power over "
+        + (
+            f"{lc['hours']:,.1f} h of {lc['month_hours']} so far)"
+            if report["partial"]
+            else f"{lc['hours']:,.0f} h)"
+        )
     )
-    lines.append(f"net offload:                      {report['net_offload']:>12,.2f}")
+    lines.append(f"net offload:                      {report['net_offload']:>12,.2f} {cur}")
     return "\n".join(lines) + "\n"
 
 
@@ -380,17 +405,20 @@ def render(report: dict[str, Any], fmt: str = "table") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``offload report [--config PATH] --month YYYY-MM [--format table|json|csv]``."""
+    """``offload report [--config PATH] [--month YYYY-MM] [--format table|json|csv]``."""
     parser = argparse.ArgumentParser(prog="offload report", description="Monthly offload report.")
     parser.add_argument(
         "--config", default=None, help="config file (default: $OFFLOAD_CONFIG or config/router.yaml)"
     )
-    parser.add_argument("--month", required=True, help="calendar month in UTC, YYYY-MM")
+    parser.add_argument(
+        "--month", default=None, help="calendar month in UTC, YYYY-MM (default: the current month)"
+    )
     parser.add_argument("--format", default="table", choices=("table", "json", "csv"))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed the usage error
         return int(exc.code or 0)
+    args.month = args.month or current_month()
     try:
         month_bounds(args.month)
     except ValueError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -62,6 +63,19 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"offload: config error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file named on the command line: one line, never a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"offload {argv[0]}: cannot use {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a database or data error deep in a command: its first line
+        if os.environ.get("OFFLOAD_TRACEBACK"):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        print(
+            f"offload {argv[0]}: {type(exc).__name__}: {first} (OFFLOAD_TRACEBACK=1 shows where)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def _delegate(module: str) -> Callable[[list[str]], int]:
@@ -85,6 +99,9 @@ def serve(args: list[str]) -> int:
     from router.config import load_config
 
     config = load_config(opts.config)
+    from router.edge.access import configure_logging
+
+    configure_logging(config.logging)
     host = opts.host or config.server.host
     port = opts.port if opts.port is not None else config.server.port
     from router.edge.auth import KeyStore
@@ -187,23 +204,37 @@ def classify(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="offload classify", description="Print routing decisions as JSON.")
     parser.add_argument("--config", help=_CONFIG_HELP)
     parser.add_argument("--batch", help="JSONL file: {id?, request} or a bare request body per line")
+    parser.add_argument(
+        "--api",
+        choices=("chat", "responses", "messages"),
+        default="chat",
+        help="the API of the request bodies (default: chat): what /v1/chat/completions, "
+        "/v1/responses or /v1/messages would decide",
+    )
     parser.add_argument("text", nargs="?", help="a user message to classify")
     opts = parser.parse_args(args)
     if not opts.batch and opts.text is None:
         parser.error("give TEXT or --batch FILE")
     from router.config import load_config
     from router.decide.policy import Policy, load_classifier
+    from router.forward.backends import Pool
 
     config = load_config(opts.config)
     policy = Policy(config, load_classifier(config.routing.classifier_weights))
-    items = _batch(opts.batch) if opts.batch else iter([(None, _text_request(opts.text))])
+    pool = Pool(config)  # never started: what the config says, every configured backend up
+    items = _batch(opts.batch) if opts.batch else iter([(None, _text_request(opts.text, opts.api))])
     for ident, request in items:
-        print(orjson.dumps(_decision_line(policy, ident, request)).decode())
+        print(orjson.dumps(_decision_line(policy, pool, opts.api, ident, request)).decode())
     return 0
 
 
-def _text_request(text: str) -> dict[str, Any]:
-    return {"model": "auto", "messages": [{"role": "user", "content": text}]}
+def _text_request(text: str, api: str) -> dict[str, Any]:
+    turn = [{"role": "user", "content": text}]
+    if api == "responses":
+        return {"model": "auto", "input": turn}
+    if api == "messages":
+        return {"model": "auto", "max_tokens": 1024, "messages": turn}
+    return {"model": "auto", "messages": turn}
 
 
 def _batch(path: str) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -222,24 +253,24 @@ def _batch(path: str) -> Iterator[tuple[Any, dict[str, Any]]]:
                 yield n, item
 
 
-def _decision_line(policy: Any, ident: Any, request: Any) -> dict[str, Any]:
+def _decision_line(policy: Any, pool: Any, api: str, ident: Any, request: Any) -> dict[str, Any]:
+    """What /offload/route answers for the same body (router.forward.plan), with its id."""
+    from router.dialects import COMPLETIONS, ROUTE_APIS
     from router.errors import ProxyError
+    from router.forward.plan import route_plan
 
     if not isinstance(request, dict) or "__error__" in request:
         error = request.get("__error__") if isinstance(request, dict) else "not a JSON object"
         return {"id": ident, "error": error}
+    dialect = ROUTE_APIS[api]
+    if api == "chat" and "messages" not in request:
+        dialect = COMPLETIONS
     try:
-        d = policy.decide(request, {}, len(orjson.dumps(request)))
+        decision = policy.decide(request, {}, len(orjson.dumps(request)), dialect)
     except ProxyError as exc:
         return {"id": ident, "error": exc.message}
-    return {
-        "id": ident,
-        "intent": d.intent,
-        "confidence": d.confidence,
-        "route": d.route,
-        "backend": d.backend,
-        "reason": d.reason,
-    }
+    plan = route_plan(pool, decision, dialect.api)
+    return {"id": ident, **{k: plan[k] for k in ("intent", "confidence", "route", "backend", "reason")}}
 
 
 # --------------------------------------------------------------------- db

@@ -272,8 +272,10 @@ def break_even(report: dict[str, Any]) -> str | None:
     if not served or value <= 0 or box <= 0:
         return None
     each = value / served
+    hours, month_hours = report["local_cost"]["hours"], report["local_cost"]["month_hours"]
+    box = box * month_hours / hours  # a month in progress has paid for its hours so far
     month = box / each
-    day = month / (report["local_cost"]["hours"] / 24)
+    day = month / (month_hours / 24)
     return (
         f"net offload is the month's: the box costs {box:,.2f} whatever it serves. A local request like\n"
         f"these is worth {each:,.4f} at cloud prices: the box pays for itself from about\n"

@@ -28,9 +28,19 @@ STARTER_FILES = ("router.yaml", "laguna-spark.yaml")
 ENV_FILE = ".env"
 
 
+# What the starter config's secrets are for: the two sides must never share a value.
+SECRET_NOTES = {
+    "OFFLOAD_API_KEY": "client key: what your agents send to the proxy (pick any long random string)",
+    "OFFLOAD_ADMIN_KEY": "admin key: the console and /offload/state",
+    "OPENAI_API_KEY": "upstream key: the proxy's own key to OpenAI; never give it to an agent",
+    "ANTHROPIC_API_KEY": "upstream key: the proxy's own key to Anthropic; never give it to an agent",
+}
+
+
 def env_template(config_text: str) -> str:
     """A ``.env`` for a config: its secrets to fill in, its settings with their defaults."""
     refs = env_references(config_text)
+    secrets = [var for var, default in refs.items() if default is None]
     lines = [
         f"# Environment for {DEFAULT_CONFIG_PATH}, written by `offload init`. Never commit it filled in.",
         "# Load it before `offload serve` with: set -a; . ./.env; set +a",
@@ -38,12 +48,18 @@ def env_template(config_text: str) -> str:
         "#",
         "# No default: a backend whose key is unset is reported unconfigured in /readyz and the",
         "# rest keeps serving; with no client key the proxy listens on 127.0.0.1 only.",
-        *(f"{var}=" for var, default in refs.items() if default is None),
+        "# The proxy refuses to start when an upstream key equals a client key.",
+        *(line for var in secrets for line in _secret_lines(var)),
         "",
         "# Settings, commented out at the config's default:",
         *(f"# {var}={default}" for var, default in refs.items() if default is not None),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _secret_lines(var: str) -> list[str]:
+    note = SECRET_NOTES.get(var)
+    return [f"# {note}", f"{var}="] if note else [f"{var}="]
 
 
 def planned_files(directory: Path) -> dict[Path, bytes]:
