@@ -1,7 +1,8 @@
 """The console's routes: four views, the decision page, the label and login forms.
 
-Each handler says what to read and which template shows it; :func:`_page` and
-:func:`_form` do the rest in one place (who is asking, CSRF, errors, headers).
+Each handler of :class:`Views` says what to read and which template shows it;
+:meth:`Views.page` and :meth:`Views.form` do the rest in one place (who is asking, CSRF,
+errors, headers); :func:`build` is the route table.
 """
 
 from __future__ import annotations
