@@ -1,7 +1,8 @@
 """The console's routes: four views, the decision page, the label and login forms.
 
-Each handler says what to read and which template shows it; :func:`_page` and
-:func:`_form` do the rest in one place (who is asking, CSRF, errors, headers).
+Each handler of :class:`Views` says what to read and which template shows it;
+:meth:`Views.page` and :meth:`Views.form` do the rest in one place (who is asking, CSRF,
+errors, headers); :func:`build` is the route table.
 """
 
 from __future__ import annotations
@@ -46,10 +47,41 @@ def this_month() -> str:
 
 
 def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
-    config = console.config
+    """The console's routes, under ``/offload/console``."""
+    views = Views(console, sessions, pool)
     api = APIRouter(prefix=PATH, include_in_schema=False)
+    api.add_api_route("", views.home, methods=["GET"])
+    api.add_api_route("/console.css", views.stylesheet, methods=["GET"])
+    api.add_api_route("/login", views.login_page, methods=["GET"])
+    api.add_api_route("/login", views.login, methods=["POST"])
+    api.add_api_route("/logout", views.form(views.logout), methods=["POST"])
+    pages = {
+        "/month": views.month,
+        "/now": views.now,
+        "/decisions": views.decisions,
+        "/decisions/{request_id}": views.decision,
+        "/labels": views.labels,
+        "/gate": views.gate,
+    }
+    for path, view in pages.items():
+        api.add_api_route(path, views.page(view), methods=["GET"])
+    api.add_api_route("/decisions/{request_id}/label", views.form(views.label), methods=["POST"])
+    return api
 
-    def _page(
+
+class Views:
+    """The console's handlers. Each says what to read and which template shows it;
+    :meth:`page` and :meth:`form` do the rest in one place (who is asking, CSRF, errors,
+    headers)."""
+
+    def __init__(self, console: Console, sessions: Sessions, pool: Pool) -> None:
+        self.console = console
+        self.sessions = sessions
+        self.pool = pool
+        self.config = console.config
+
+    def page(
+        self,
         view: Callable[[Request, Session], Awaitable[Page]],
     ) -> Callable[[Request], Awaitable[Response]]:
         """A GET view: who is asking, the view's data, its template rendered in a console
@@ -57,14 +89,14 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
 
         async def endpoint(request: Request) -> Response:
             try:
-                viewer = sessions.viewer(request)
-                _warm(console)
+                viewer = self.sessions.viewer(request)
+                _warm(self.console)
                 shown = await view(request, viewer)
-                context = {**shown.context, "viewer": viewer, "csrf": _csrf(sessions, viewer)}
-                response: Response = render.html(await console.run(render.page, shown.template, context))
+                context = {**shown.context, "viewer": viewer, "csrf": _csrf(self.sessions, viewer)}
+                response: Response = render.html(await self.console.run(render.page, shown.template, context))
                 response.status_code = shown.status
                 if viewer.new:
-                    sessions.set_cookie(response, viewer, request)
+                    self.sessions.set_cookie(response, viewer, request)
             except ConsoleError as exc:
                 response = render.error_response(exc)
             except Exception as exc:
@@ -74,7 +106,8 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
         endpoint.__name__ = view.__name__
         return endpoint
 
-    def _form(
+    def form(
+        self,
         action: Callable[[Request, Session, dict[str, str]], Awaitable[Response]],
     ) -> Callable[[Request], Awaitable[Response]]:
         """A POST: its form read (bounded), its session's CSRF token and its Origin checked."""
@@ -82,7 +115,7 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
         async def endpoint(request: Request) -> Response:
             try:
                 form = await _read_form(request)
-                session = sessions.check_post(request, form.get("csrf", ""))
+                session = self.sessions.check_post(request, form.get("csrf", ""))
                 return await action(request, session, form)
             except ConsoleError as exc:
                 return render.error_response(exc)
@@ -94,85 +127,79 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
 
     # ---------------------------------------------------------------- login
 
-    @api.get("")
-    async def home() -> Response:
+    async def home(self) -> Response:
         return render.redirect(f"{PATH}/month")
 
-    @api.get("/console.css")
-    async def stylesheet() -> Response:
+    async def stylesheet(self) -> Response:
         return Response(_CSS, media_type="text/css", headers={"cache-control": "max-age=3600"})
 
-    @api.get("/login")
-    async def login_page(request: Request) -> Response:
-        session = sessions.read(request)
-        if (session is not None and session.name is not None) or sessions.open:
+    async def login_page(self, request: Request) -> Response:
+        session = self.sessions.read(request)
+        if (session is not None and session.name is not None) or self.sessions.open:
             return render.redirect(f"{PATH}/month")
-        session = session or sessions.issue(None)
-        _warm(console)  # while the key is typed
-        return await _login_form(
+        session = session or self.sessions.issue(None)
+        _warm(self.console)  # while the key is typed
+        return await self._login_form(
             request, session, None, 200, _safe_next(request.query_params.get("next", ""))
         )
 
     async def _login_form(
-        request: Request, session: Session, message: str | None, status: int, next_page: str
+        self, request: Request, session: Session, message: str | None, status: int, next_page: str
     ) -> Response:
-        context = {"csrf": sessions.csrf(session), "message": message, "next": next_page}
-        response = render.html(await console.run(render.page, "login.html", context), status)
+        context = {"csrf": self.sessions.csrf(session), "message": message, "next": next_page}
+        response = render.html(await self.console.run(render.page, "login.html", context), status)
         if session.new:
-            sessions.set_cookie(response, session, request)
+            self.sessions.set_cookie(response, session, request)
         return response
 
-    @api.post("/login")
-    async def login(request: Request) -> Response:
+    async def login(self, request: Request) -> Response:
         try:
             form = await _read_form(request)
-            anonymous = sessions.check_post(request, form.get("csrf", ""), logging_in=True)
+            anonymous = self.sessions.check_post(request, form.get("csrf", ""), logging_in=True)
         except ConsoleError as exc:
             return render.error_response(exc)
         try:
-            session = sessions.login(form.get("key", ""), client_address(request))
+            session = self.sessions.login(form.get("key", ""), client_address(request))
         except ConsoleError as exc:
-            response = await _login_form(
+            response = await self._login_form(
                 request, anonymous, exc.message, exc.status, _safe_next(form.get("next", ""))
             )
             if exc.retry_after_s is not None:
                 response.headers["retry-after"] = str(max(1, math.ceil(exc.retry_after_s)))
             return response
         response = render.redirect(_safe_next(form.get("next", "")))
-        sessions.set_cookie(response, session, request)
+        self.sessions.set_cookie(response, session, request)
         return response
 
-    async def logout(request: Request, session: Session, form: dict[str, str]) -> Response:
-        sessions.revoke(session)  # a copy of the cookie stops working too
+    async def logout(self, request: Request, session: Session, form: dict[str, str]) -> Response:
+        self.sessions.revoke(session)  # a copy of the cookie stops working too
         response = render.redirect(f"{PATH}/login")
         response.delete_cookie(COOKIE, path=PATH, httponly=True, samesite="strict")
         return response
 
-    api.add_api_route("/logout", _form(logout), methods=["POST"])
-
     # ---------------------------------------------------------------- month
 
-    async def month(request: Request, viewer: Session) -> Page:
+    async def month(self, request: Request, viewer: Session) -> Page:
         wanted = request.query_params.get("month") or this_month()
         try:
             start, _ = month_bounds(wanted)
         except ValueError as exc:
             raise ConsoleError(400, str(exc)) from None
-        figures = await console.months.get(wanted)
+        figures = await self.console.months.get(wanted)
         return Page("month.html", {"nav": "month", **_month_context(figures, start)})
-
-    api.add_api_route("/month", _page(month), methods=["GET"])
 
     # ---------------------------------------------------------------- now
 
-    async def now(request: Request, viewer: Session) -> Page:
-        backends = {name: b.state() for name, b in pool.backends.items()}
+    async def now(self, request: Request, viewer: Session) -> Page:
+        backends = {name: b.state() for name, b in self.pool.backends.items()}
         fallbacks: list[dict[str, Any]] = []
         last_hour: dict[str, int] = {}
         unreadable = None
         try:
-            fallbacks = await console.read(queries.recent_fallbacks)
-            last_hour = await console.read(queries.fallbacks_since, datetime.now(UTC) - timedelta(hours=1))
+            fallbacks = await self.console.read(queries.recent_fallbacks)
+            last_hour = await self.console.read(
+                queries.fallbacks_since, datetime.now(UTC) - timedelta(hours=1)
+            )
         except ConsoleError as exc:
             unreadable = exc.message
         context = {
@@ -181,18 +208,16 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
             "fallbacks": fallbacks,
             "last_hour": last_hour,
             "unreadable": unreadable,
-            "probe_s": config.health.interval_s,
+            "probe_s": self.config.health.interval_s,
             "now": datetime.now(UTC),
         }
         return Page("now.html", context)
 
-    api.add_api_route("/now", _page(now), methods=["GET"])
-
     # ---------------------------------------------------------------- decisions
 
-    async def decisions(request: Request, viewer: Session) -> Page:
+    async def decisions(self, request: Request, viewer: Session) -> Page:
         filters = _filters(request)
-        rows = await console.read(queries.decisions, filters, config.routing.confidence_floor)
+        rows = await self.console.read(queries.decisions, filters, self.config.routing.confidence_floor)
         older = None
         if len(rows) == queries.PAGE:
             last = rows[-1]
@@ -204,66 +229,57 @@ def build(console: Console, sessions: Sessions, pool: Pool) -> APIRouter:
             "params": filters.without_page(),
             "older": older,
             "intents": INTENTS,
-            "routes": _routes(config),
-            "reasons": all_texts(Reason, (rule.name for rule in config.routing.rules)),
+            "routes": _routes(self.config),
+            "reasons": all_texts(Reason, (rule.name for rule in self.config.routing.rules)),
             "explained": tuple(Reason),
-            "clients": [k.name for k in (*config.auth.keys, *config.auth.admin_keys)],
-            "floor": config.routing.confidence_floor,
+            "clients": [k.name for k in (*self.config.auth.keys, *self.config.auth.admin_keys)],
+            "floor": self.config.routing.confidence_floor,
         }
         return Page("decisions.html", context)
 
-    api.add_api_route("/decisions", _page(decisions), methods=["GET"])
-
-    async def decision(request: Request, viewer: Session) -> Page:
+    async def decision(self, request: Request, viewer: Session) -> Page:
         request_id = request.path_params["request_id"]
-        row = await console.read(queries.decision, request_id)
+        row = await self.console.read(queries.decision, request_id)
         if row is None:
             raise ConsoleError(404, "no such request")
         context = {
             "nav": "decisions",
             "row": row,
-            "parts": await console.run(present.request_parts, row),
-            "store_text": config.database.store_text,
+            "parts": await self.console.run(present.request_parts, row),
+            "store_text": self.config.database.store_text,
             "intents": INTENTS,
             "labelled": request.query_params.get("labelled") == "1",
         }
         return Page("decision.html", context)
 
-    api.add_api_route("/decisions/{request_id}", _page(decision), methods=["GET"])
-
     # ---------------------------------------------------------------- labels
 
-    async def label(request: Request, session: Session, form: dict[str, str]) -> Response:
+    async def label(self, request: Request, session: Session, form: dict[str, str]) -> Response:
         request_id = request.path_params["request_id"]
         intent = form.get("intent", "")
         if intent not in INTENTS:
             raise ConsoleError(400, f"unknown intent: choose one of {', '.join(INTENTS)}")
-        if not await console.write(queries.set_label, request_id, intent, session.who, datetime.now(UTC)):
+        if not await self.console.write(
+            queries.set_label, request_id, intent, session.who, datetime.now(UTC)
+        ):
             raise ConsoleError(404, "no such request")
         return render.redirect(f"{PATH}/decisions/{request_id}?labelled=1")
 
-    api.add_api_route("/decisions/{request_id}/label", _form(label), methods=["POST"])
-
-    async def labels(request: Request, viewer: Session) -> Page:
-        latest = await console.read(queries.latest_labels)
-        pairs = await console.read(queries.label_pairs)
+    async def labels(self, request: Request, viewer: Session) -> Page:
+        latest = await self.console.read(queries.latest_labels)
+        pairs = await self.console.read(queries.label_pairs)
         context = {
             "nav": "labels",
             "latest": latest,
-            "agreement": present.agreement(pairs, present.route_of_intents(config)),
+            "agreement": present.agreement(pairs, present.route_of_intents(self.config)),
             "month": this_month(),
         }
         return Page("labels.html", context)
 
-    api.add_api_route("/labels", _page(labels), methods=["GET"])
-
     # ---------------------------------------------------------------- gate
 
-    async def gate(request: Request, viewer: Session) -> Page:
-        return Page("gate.html", {"nav": "gate", **await console.run(_gate_context, config)})
-
-    api.add_api_route("/gate", _page(gate), methods=["GET"])
-    return api
+    async def gate(self, request: Request, viewer: Session) -> Page:
+        return Page("gate.html", {"nav": "gate", **await self.console.run(_gate_context, self.config)})
 
 
 def _gate_context(config: Config) -> dict[str, Any]:
