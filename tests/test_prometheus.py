@@ -48,6 +48,7 @@ import pytest
 from router.edge.metrics import REJECT_REASONS
 from router.fake.upstream import RunningFake, start_in_thread
 from router.ledger.writer import UsageRecorder
+from router.ops.demo import simulated_backends
 from tests.conftest import CLOUD_KEY, fake_config
 from tests.harness import ProxyServer, make_config, wait_until
 from tests.prometheus_harness import (
@@ -90,6 +91,7 @@ LOCAL_BODY = {
     "model": "local",
     "messages": [{"role": "user", "content": "Fix the failing test in parser.py"}],
 }
+TOKENS_BODY = {**LOCAL_BODY, "model": "tokens"}
 CLOUD_BODY = {
     "model": "cloud",
     "messages": [{"role": "user", "content": "Prove the integral of exp(-x^2) over R is sqrt(pi)."}],
@@ -196,6 +198,10 @@ def warm_up(traffic: Traffic, proxy: ProxyServer, local: RunningFake, cloud: Run
         traffic.unit()
     traffic.tool_turn()
     unanswered(traffic, proxy, local, cloud)
+    for _ in range(2):  # the token account's rates, owed prefill and expected TTFT
+        for _ in range(3):
+            assert traffic.send(TOKENS_BODY, stream=True).headers["x-offload-route"] == "tokens"
+        time.sleep(SCRAPE_S * 1.5)
 
     # One fallback, a scrape, another: rate() never sees a series' first value as an
     # increase (the series did not exist before), so a single burst would show no rate.
@@ -252,9 +258,14 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRun]:
     workdir: Path = tmp_path_factory.mktemp("prom-live")
     local = start_in_thread("vllm", model="poolside/Laguna-S-2.1-NVFP4")
     cloud = start_in_thread("cloud", api_key=CLOUD_KEY, model="gpt-5.1")
+    backends = simulated_backends(local.url, cloud.url, CLOUD_KEY)
+    # A second backend on the same box with admission in tokens (generous enough never to
+    # spill), for the admission panels; `local` keeps today's admission for the phases below.
+    backends["tokens"] = {**backends["local"], "max_ttft_s": 600}
     config = make_config(
         local.url,
         cloud.url,
+        backends=backends,
         # The real writer, so the accounting panels and alerts see real numbers.
         database={
             "url": f"sqlite:///{workdir / 'usage.db'}",
