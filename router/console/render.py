@@ -103,6 +103,11 @@ def error_response(exc: ConsoleError) -> Response:
     if exc.location is not None:
         return redirect(exc.location)
     response = html(page("error.html", {"status": exc.status, "message": exc.message}), exc.status)
+    return with_retry_after(response, exc)
+
+
+def with_retry_after(response: Response, exc: ConsoleError) -> Response:
+    """A 429's ``Retry-After`` (whole seconds, at least 1) on ``response``, when it has one."""
     if exc.retry_after_s is not None:
         response.headers["retry-after"] = str(max(1, math.ceil(exc.retry_after_s)))
     return response

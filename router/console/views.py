@@ -8,7 +8,6 @@ errors, headers); :func:`build` is the route table.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -164,9 +163,7 @@ class Views:
             response = await self._login_form(
                 request, anonymous, exc.message, exc.status, _safe_next(form.get("next", ""))
             )
-            if exc.retry_after_s is not None:
-                response.headers["retry-after"] = str(max(1, math.ceil(exc.retry_after_s)))
-            return response
+            return render.with_retry_after(response, exc)
         response = render.redirect(_safe_next(form.get("next", "")))
         self.sessions.set_cookie(response, session, request)
         return response

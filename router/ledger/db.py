@@ -19,6 +19,7 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.pool import NullPool
 
 from router.dist import migrations_dir
+from router.ledger.journal import journal_paths
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
@@ -67,13 +68,14 @@ def create_private_sqlite(url: str) -> None:
 
 def private_file_paths(url: str, spool_path: str) -> list[Path]:
     """The proxy's own files: the SQLite database with its -wal and -shm, the spool and
-    the journal (router.accounting.Journal's names)."""
+    the journal's two files."""
+
     paths: list[Path] = []
     database = make_url(url).database if is_sqlite(url) else None
     if database and database != ":memory:":
         paths += [Path(database), Path(f"{database}-wal"), Path(f"{database}-shm")]
     spool = Path(spool_path)
-    paths += [spool, *(spool.with_name(f"{spool.stem}.journal-{i}") for i in (0, 1))]
+    paths += [spool, *journal_paths(spool)]
     return paths
 
 

@@ -9,6 +9,12 @@ from pathlib import Path
 from router.ledger.files import open_append, read_all, write_all
 
 
+def journal_paths(spool_path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """The journal's two files, next to the spool: ``<stem>.journal-0`` and ``-1``."""
+    base = Path(spool_path)
+    return base.with_name(base.stem + ".journal-0"), base.with_name(base.stem + ".journal-1")
+
+
 class Journal:
     """Rows answered but not yet committed, on disk: a killed proxy loses only the
     rows of its last ``journal_interval_s``.
@@ -24,8 +30,7 @@ class Journal:
     """
 
     def __init__(self, spool_path: str | os.PathLike[str]) -> None:
-        base = Path(spool_path)
-        self.paths = (base.with_name(base.stem + ".journal-0"), base.with_name(base.stem + ".journal-1"))
+        self.paths = journal_paths(spool_path)
         self._fds: list[int] = []
         self._current = 0
 
