@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from router.config import Config, load_config
 from router.ledger.db import make_engine, sqlite_file_missing
 from router.ledger.models import usage_table
-from router.ledger.report import cost, month_bounds
+from router.ledger.report import cost, month_argument
 
 
 def pairs(config: Config, start: datetime, end: datetime, intent: str | None = None) -> list[dict[str, Any]]:
@@ -168,10 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=("table", "json"), default="table")
     args = parser.parse_args(argv)
     config = load_config(args.config)
-    try:
-        start, end = month_bounds(args.month)
-    except ValueError as exc:
-        parser.error(str(exc))
+    start, end = month_argument(parser, args.month)
     if sqlite_file_missing(config.database.url):
         lines: list[dict[str, Any]] = []
     else:

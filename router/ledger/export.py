@@ -45,7 +45,7 @@ from router.config import Config, load_config
 from router.dialects import BY_PATH, CHAT, Dialect
 from router.ledger.db import make_engine
 from router.ledger.models import labels_table, usage_table
-from router.ledger.report import month_bounds
+from router.ledger.report import month_argument
 
 SELECTIONS = ("low-confidence", "disagreements", "sample", "labelled", "pairs", "all")
 _DIALECTS: dict[str, Dialect] = {d.endpoint: d for d in BY_PATH.values()}
@@ -167,10 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="the JSONL file to write")
     args = parser.parse_args(argv)
     config = load_config(args.config)
-    try:
-        start, end = month_bounds(args.month)
-    except ValueError as exc:
-        parser.error(str(exc))
+    start, end = month_argument(parser, args.month)
     if not config.database.enabled:
         print("offload export: database.enabled is false: nothing was recorded", file=sys.stderr)
         return 2

@@ -52,6 +52,14 @@ def month_bounds(month: str) -> tuple[datetime, datetime]:
     return start, end
 
 
+def month_argument(parser: argparse.ArgumentParser, month: str) -> tuple[datetime, datetime]:
+    """:func:`month_bounds` of a command's ``--month``; a bad one is the parser's usage error."""
+    try:
+        return month_bounds(month)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
 def elapsed_hours(start: datetime, end: datetime, now: datetime) -> float:
     """Hours of ``[start, end)`` that have passed at ``now``: all of a past month, none of a
     future one, the hours so far of the month in progress (hardware and power accrue by them)."""
