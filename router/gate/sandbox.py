@@ -34,6 +34,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -176,11 +177,27 @@ def _world_runnable(path: str) -> bool:
     return all(p.stat().st_mode & stat.S_IXOTH for p in real.parents)
 
 
-def _kill_user(uid: int) -> None:
-    """Every process left running as ``uid`` (a program may have escaped its group)."""
+def _kill_user(uid: int, passes: int = 200) -> None:
+    """Every process left running as ``uid`` (a program may have escaped its group). A
+    fork bomb forks while it is being killed, so one sweep can miss the newest children:
+    sweep until one finds nothing alive (a killed process cannot fork any more)."""
+    for _ in range(passes):
+        alive = _alive_as(uid)
+        if not alive:
+            return
+        for pid in alive:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.005)  # let the killed ones die before the next sweep looks
+
+
+def _alive_as(uid: int) -> list[int]:
+    """Processes of ``uid`` that are not zombies (those are dead, waiting to be reaped)."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):
-            if entry.stat().st_uid == uid:
-                os.kill(int(entry.name), signal.SIGKILL)
+            if entry.stat().st_uid == uid and (entry / "stat").read_bytes().rpartition(b") ")[2][:1] != b"Z":
+                found.append(int(entry.name))
+    return found
