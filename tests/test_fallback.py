@@ -288,9 +288,12 @@ def test_waiting_queue_on_vllm_counts_as_full(local_fake, cloud_fake):
 
 
 def test_several_endpoints_balance_and_fail_separately(cloud_fake):
+    """Without session affinity (``affinity: false``) the endpoint with fewest in flight."""
     a, b = start_in_thread("vllm"), start_in_thread("vllm")
     config = make_config(a.url, cloud_fake.url)
-    local = config.backends["local"].model_copy(update={"endpoints": [a.url, b.url], "base_url": None})
+    local = config.backends["local"].model_copy(
+        update={"endpoints": [a.url, b.url], "base_url": None, "affinity": False}
+    )
     server = ProxyServer(config.model_copy(update={"backends": {**config.backends, "local": local}}))
     try:
         fake_config(a, first_byte_delay=0.5)

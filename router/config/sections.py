@@ -197,6 +197,11 @@ class BackendConfig(_Strict):
     decode_tps: float = Field(20.0, gt=0)
     kv_tokens: int | None = Field(None, gt=0)
     queue_tokens: int | None = Field(None, ge=0)
+    # Several endpoints: each session sticks to the endpoint that holds its prefix cache,
+    # new sessions placed by consistent hashing with bounded load (router/forward/affinity.py):
+    # none is given an endpoint with affinity_load_factor times its share of requests in flight.
+    affinity: bool = True
+    affinity_load_factor: float = Field(1.25, ge=1)
     # A variant is the same server with other settings (local-thinking: local with thinking
     # on): it inherits the named backend's keys and shares its endpoints' capacity.
     variant_of: str | None = None

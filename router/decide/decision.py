@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Protocol
 from router.config import Config
 from router.decide.reasons import Reason
 from router.dialects import Dialect
+from router.sessions import Seen, session_of
 
 
 class Decision(NamedTuple):
@@ -35,20 +36,38 @@ class Decision(NamedTuple):
 
 class Facts:
     """One request as the steps read it: the parsed body of ``dialect``'s API, its headers,
-    its size in bytes and the client key's name. The dialect's chat-shaped view is built
-    on first use and once: a request a step decides by its header or model never needs it."""
+    its size in bytes, the client key's name, its session (router/sessions.py) and where
+    that session's last turn ran (``seen``, None for its first). The dialect's chat-shaped
+    view and the session are made on first use and once: a request a step decides by its
+    header or model never needs them."""
 
-    __slots__ = ("body", "headers", "body_size", "dialect", "client", "_view")
+    __slots__ = ("body", "headers", "body_size", "dialect", "client", "seen", "_view", "_session")
 
     def __init__(
-        self, body: dict[str, Any], headers: Any, body_size: int, dialect: Dialect, client: str | None
+        self,
+        body: dict[str, Any],
+        headers: Any,
+        body_size: int,
+        dialect: Dialect,
+        client: str | None,
+        session: str | None = None,
+        seen: Seen | None = None,
     ) -> None:
         self.body = body
         self.headers = headers
         self.body_size = body_size
         self.dialect = dialect
         self.client = client
+        self.seen = seen
         self._view: dict[str, Any] | None = None
+        self._session = session
+
+    @property
+    def session(self) -> str:
+        session = self._session
+        if session is None:
+            session = self._session = session_of(self.dialect.api, self.body, self.headers)
+        return session
 
     @property
     def view(self) -> dict[str, Any]:

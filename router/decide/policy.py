@@ -35,6 +35,7 @@ from router.decide.steps import (
 )
 from router.dialects import CHAT, Dialect
 from router.forward.response_ids import ResponseOwners
+from router.sessions import Seen
 
 log = logging.getLogger("offload.policy")
 
@@ -78,9 +79,12 @@ class Policy:
         body_size: int = 0,
         dialect: Dialect = CHAT,
         client: str | None = None,
+        session: str | None = None,
+        seen: Seen | None = None,
     ) -> Decision:
-        """The decision for a request body (already parsed) of ``dialect``'s API."""
-        facts = Facts(body, headers, body_size, dialect, client)
+        """The decision for a request body (already parsed) of ``dialect``'s API; ``session``
+        and ``seen`` as the edge found them (router/sessions.py), else worked out here."""
+        facts = Facts(body, headers, body_size, dialect, client, session, seen)
         for step in self.steps:
             decision = step.decide(facts)
             if decision is not None:

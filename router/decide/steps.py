@@ -288,7 +288,7 @@ class Split:
     def adjust(self, decision: Decision, facts: Facts) -> Decision:
         if decision.intent not in self.splits or decision.reason not in _SPLIT_REASONS:
             return decision
-        point = _share(conversation_key(facts.body, facts.view, facts.headers))
+        point = _share(facts.session.encode())
         arms = self.splits[decision.intent or ""]
         backend = next((name for name, upto in arms if point < upto), arms[-1][0])
         return decision._replace(backend=backend, route=self.targets.route_of[backend], arm=backend)
@@ -313,37 +313,6 @@ class ShadowMode:
 
 
 # ------------------------------------------------------------ conversations
-
-# Headers that name a conversation: Codex's session id, Claude Code's.
-_SESSION_HEADERS = ("session_id", "session-id", "x-claude-code-session-id")
-
-
-def conversation_key(body: dict[str, Any], view: dict[str, Any], headers: Any) -> bytes:
-    """What stays the same across the turns of one conversation: the client's session id
-    (Codex's ``session-id``/``prompt_cache_key``, Claude Code's session header or
-    ``metadata.user_id``), else its first user turn and the head of its system prompt."""
-    for name in _SESSION_HEADERS:
-        value = headers.get(name) if headers is not None else None
-        if value:
-            return value.encode()
-    cache_key = body.get("prompt_cache_key")
-    if isinstance(cache_key, str) and cache_key:
-        return cache_key.encode()
-    metadata = body.get("metadata")
-    user = metadata.get("user_id") if isinstance(metadata, dict) else None
-    if isinstance(user, str) and user:
-        return user.encode()
-    messages = view.get("messages")
-    first = system = ""
-    for message in messages if isinstance(messages, list) else []:
-        if isinstance(message, dict):
-            role = message.get("role")
-            if role in ("system", "developer") and not system:
-                system = str(message.get("content"))[:512]
-            elif role == "user":
-                first = str(message.get("content"))[:2048]
-                break
-    return (system + "\x00" + first).encode("utf-8", "surrogatepass")
 
 
 def _share(key: bytes) -> float:

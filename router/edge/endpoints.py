@@ -40,6 +40,7 @@ from router.forward.call import Call, Facts
 from router.forward.plan import route_plan
 from router.forward.response_ids import not_found
 from router.redact import redact_secrets
+from router.sessions import session_of
 from router.tokens import prompt_tokens
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -133,21 +134,26 @@ class Forwarding:
         body: dict[str, Any],
     ) -> Call:
         state = self.state
+        client = caller.name if caller else None
         previous = body.get("previous_response_id")
+        chained = None
         if isinstance(previous, str):
             # Minted on another replica? Its owner comes into the local map now: the policy
             # that reads it does no I/O.
             await state.owners.fetch(previous)
-            if state.owners.foreign(previous, caller.name if caller else None):
+            if state.owners.foreign(previous, client):
                 raise not_found(previous)  # another key's conversation: as if it did not exist
-        decision = state.decide(body, request.headers, len(raw), dialect, caller)
+            chained = state.owners.session(previous, client)
+        session = session_of(dialect.api, body, request.headers, chained)
+        seen = await state.sessions.fetch(client, session)  # I/O only when replicas share sessions
+        decision = state.decide(body, request.headers, len(raw), dialect, caller, session, seen)
         _check_route_allowed(caller, decision)
         gate_run = _gate_run(request, caller)
         model = body.get("model")
         model = model if isinstance(model, str) else None
         allowed = caller.routes if caller else None
         return Call(
-            self._facts(raw, body, dialect, caller, model, t0, gate_run),
+            self._facts(raw, body, dialect, caller, model, t0, gate_run, session),
             dialect,
             body,
             decision,
@@ -159,6 +165,7 @@ class Forwarding:
             allowed=allowed,
             reservation=reservation,
             shadow_arm=state.shadows.arm_for(decision, dialect, allowed),
+            seen=seen,
         )
 
     def _facts(
@@ -170,6 +177,7 @@ class Forwarding:
         model: str | None,
         t0: float,
         gate_run: str | None = None,
+        session: str | None = None,
     ) -> Facts:
         store_text = self.config.database.store_text
         return Facts(
@@ -186,6 +194,7 @@ class Forwarding:
             store_text=store_text,
             prompt_text=raw.decode("utf-8", "replace") if store_text else None,
             gate_run=gate_run,
+            session=session,
         )
 
 

@@ -29,6 +29,7 @@ from router.forward.response_ids import ResponseOwners
 from router.forward.sharing import shared_state
 from router.ledger.rows import usage_row
 from router.ledger.writer import UsageRecorder
+from router.sessions import Seen, Sessions
 from router.shadow.runs import ShadowRuns
 
 log = logging.getLogger("offload.app")
@@ -44,6 +45,7 @@ class ProxyState:
         self.shared = shared_state(config.state)
         self.limits = RateLimits([*config.auth.keys, *config.auth.admin_keys], store=self.shared.windows)
         self.owners = ResponseOwners(store=self.shared.owners)
+        self.sessions = Sessions(store=self.shared.sessions)  # where each session last ran
         self.policy = Policy(config, classifier, self.owners)
         self.pool = Pool(config, self.shared.slots)
         self.recorder = recorder
@@ -84,9 +86,12 @@ class ProxyState:
         size: int,
         dialect: Dialect,
         caller: Caller | None = None,
+        session: str | None = None,
+        seen: Seen | None = None,
     ) -> Decision:
         t = time.perf_counter()
-        decision = self.policy.decide(body, headers, size, dialect, caller.name if caller else None)
+        client = caller.name if caller else None
+        decision = self.policy.decide(body, headers, size, dialect, client, session, seen)
         self.metrics.decision.observe(time.perf_counter() - t)
         return decision
 
@@ -104,7 +109,17 @@ class ProxyState:
             self.limits.settle(reservation, used)
         else:
             self.limits.add_tokens(row.client, used)
+        self._remember_session(call, outcome, row.prompt_tokens + row.completion_tokens)
         self.shadows.start(call, outcome)
+
+    def _remember_session(self, call: Call, outcome: Outcome, tokens: int) -> None:
+        """Where an answered turn ran is where its session's next turn finds its prefix
+        cached (and what the switch-cost rule weighs)."""
+        served, session = outcome.served, call.facts.session
+        if served is None or served.endpoint is None or session is None or outcome.status >= 400:
+            return
+        seen = Seen(served.route, served.backend, served.endpoint, tokens)
+        self.sessions.remember(call.facts.client, session, seen)
 
     async def _restore_response_ids(self) -> None:
         """Who minted which response id, from the newest usage rows (a thread: not the loop)."""

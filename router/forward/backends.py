@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 
 from router.config import KIND_APIS, BackendConfig, Config, HealthConfig
+from router.forward import affinity
 from router.forward.admission import EndpointLoad
 from router.forward.breaker import CLOSED, HALF_OPEN, PROBE, Breaker
 from router.forward.shared import LocalSlots, Slots
@@ -143,10 +144,14 @@ class Backend:
         queued = endpoint.waiting > 0 and endpoint.load is None
         return self.slots.in_use(endpoint) < limit and not queued
 
-    def _pick(self) -> Endpoint:
-        """A half-open trial that is due, else the healthy endpoint with the fewest
-        in-flight requests, else Unavailable. The counts are :attr:`slots`': this
-        replica's own, or every replica's when they share them."""
+    def _pick(
+        self, session: str | None = None, home: str | None = None, refused: frozenset[str] = frozenset()
+    ) -> Endpoint:
+        """A half-open trial that is due, else a healthy endpoint with room (``session``'s
+        home or its next by affinity, router/forward/affinity.py; without a session or
+        affinity, the one with the fewest in-flight requests), else Unavailable. The counts
+        are :attr:`slots`': this replica's own, or every replica's when they share them.
+        ``refused``: endpoints whose admission already refused this request."""
         limit = self.slots.limit(self.config.max_concurrency)
         in_use = self.slots.in_use
         for e in self.endpoints:
@@ -156,16 +161,24 @@ class Backend:
             # endpoint is down, so only the in-flight limit applies here.)
             if e.breaker.state != CLOSED and (limit is None or in_use(e) < limit) and e.breaker.allow():
                 return e
-        healthy = [e for e in self.endpoints if e.up]
+        healthy = [e for e in self.endpoints if e.up and e.url not in refused]
         if not healthy:
             raise Unavailable("backend_down", f"backend {self.name!r} is down")
         with_room = [e for e in healthy if self._has_room(e)]
         if not with_room:
             raise Unavailable("capacity", f"backend {self.name!r} is at capacity")
-        return min(with_room, key=in_use)
+        if session is None or not self.config.affinity or len(with_room) == 1:
+            return min(with_room, key=in_use)
+        return affinity.choose(session, home, with_room, in_use, self.config.affinity_load_factor)
 
-    async def acquire(self, queue_timeout: float = 0.0) -> Endpoint:
-        """Take a slot on an endpoint; with ``queue_timeout`` wait that long for one.
+    async def acquire(
+        self,
+        queue_timeout: float = 0.0,
+        session: str | None = None,
+        home: str | None = None,
+        refused: frozenset[str] = frozenset(),
+    ) -> Endpoint:
+        """Take a slot on an endpoint (:meth:`_pick`'s); with ``queue_timeout`` wait that long.
 
         :meth:`_pick` chooses from the counts as last seen; :meth:`Slots.take` is the
         atomic check (across replicas when they share slots). Before refusing for
@@ -178,7 +191,7 @@ class Backend:
         fresh = False  # counts re-read since the last refusal
         while True:
             try:
-                endpoint = self._pick()
+                endpoint = self._pick(session, home, refused)
             except Unavailable as exc:
                 if exc.reason == "capacity" and not fresh and await self.slots.refresh(self.endpoints):
                     fresh = True

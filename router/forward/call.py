@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from router.decide.policy import Decision
     from router.dialects import Dialect, Usage
     from router.edge.limits import Reservation
+    from router.sessions import Seen
 
 
 class Facts(NamedTuple):
@@ -36,6 +37,7 @@ class Facts(NamedTuple):
     store_text: bool = False  # database.store_text: keep the prompt and the answer
     prompt_text: str | None = None
     gate_run: str | None = None  # x-offload-gate: an `offload gate` run's request, not traffic
+    session: str | None = None  # its conversation (router/sessions.py)
 
 
 class Call(NamedTuple):
@@ -51,6 +53,7 @@ class Call(NamedTuple):
     allowed: frozenset[str] | None = None  # backends and routes the caller's key may use
     reservation: Reservation | None = None  # the tokens admission held for it (per-key limits)
     shadow_arm: str | None = None  # a shadow run copies it to this arm once it is answered
+    seen: Seen | None = None  # where its session's last answered turn ran (the endpoint it sticks to)
 
     @property
     def wants_text(self) -> bool:
@@ -66,6 +69,7 @@ class Served(NamedTuple):
     thinking: str | None = None  # "on" | "off" as sent upstream; None: the model's default
     thinking_note: str = ""  # the x-offload-thinking header
     fallback: bool = False  # not the first candidate: an earlier one failed
+    endpoint: str | None = None  # the URL of the endpoint that answered
 
 
 class Outcome(NamedTuple):

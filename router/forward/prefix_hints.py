@@ -7,8 +7,9 @@ prefill would spill nearly every turn of a long session. Two things are known
 without reading the whole body, from the usage vLLM reported for earlier requests
 on the same endpoint:
 
-* **The conversation**: a turn whose conversation (its client's fixed prefix and its
-  first user turn) last ran here has that turn's prompt cached, the whole of it.
+* **The conversation**: a turn whose session (router/sessions.py: the client's own
+  session id, else its stable prefix) last ran here has that turn's prompt cached, the
+  whole of it.
 * **The client's fixed prefix** (its tools and the head of its system prompt, the
   same for every session of one agent): a new conversation of a known kind has
   about as much cached as the last new one of its kind reported
@@ -16,10 +17,8 @@ on the same endpoint:
 
 A hint lapses once the endpoint has written half its KV cache's worth of tokens
 since (prompts and outputs): with the blocks of requests in flight, vLLM's LRU has
-evicted it by then. Keys are Python hashes of a few short
-strings, computed once per request; nothing is serialised. Session affinity (the
-client's own session ids, several endpoints) replaces :func:`keys` with the
-session's identity; :meth:`PrefixHints.cached` is the seam.
+evicted it by then. Keys are Python hashes of a few short strings, computed once per
+request; nothing is serialised. Each replica learns from the requests it forwarded.
 """
 
 from __future__ import annotations
@@ -28,7 +27,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-_HEAD = 2000  # characters of a prompt part that identify it
+from router.sessions import prompt_parts, tool_names
+
 _ENTRIES = 4096  # conversations remembered per endpoint
 # A hint is trusted until the endpoint has written this share of its KV cache since: requests
 # in flight hold blocks too, so LRU evicts before a whole cache's worth was written.
@@ -41,64 +41,10 @@ class Keys:
     conversation: int  # this conversation
 
 
-def _head(value: Any) -> str:
-    """The start of a prompt part as text: a string, or the first text block of a list."""
-    if isinstance(value, str):
-        return value[:_HEAD]
-    if isinstance(value, list) and value:
-        first = value[0]
-        if isinstance(first, dict):
-            inner = first.get("text", first.get("content"))
-            return _head(inner) if inner is not None else str(sorted(first))[:_HEAD]
-        return _head(first)
-    if isinstance(value, dict):
-        return _head(value.get("content", value.get("text")))
-    return ""
-
-
-def _tool_names(tools: Any) -> tuple[str, ...]:
-    if not isinstance(tools, list):
-        return ()
-    names = []
-    for tool in tools[:64]:
-        if isinstance(tool, dict):
-            function = tool.get("function")
-            name = function.get("name") if isinstance(function, dict) else tool.get("name")
-            names.append(str(name))
-    return tuple(names)
-
-
-def _parts(api: str, body: dict[str, Any]) -> tuple[str, Any]:
-    """The head of the fixed prompt (system, instructions) and the first user turn."""
-    first: Any = None
-    if api == "chat":
-        turns = body.get("messages")
-        turns = turns if isinstance(turns, list) else []
-        roles = [m.get("role") if isinstance(m, dict) else None for m in turns]
-        head = _head(turns[0]) if roles and roles[0] in ("system", "developer") else ""
-        first = turns[roles.index("user")] if "user" in roles else None
-        return head, first
-    if api == "responses":
-        items = body.get("input")
-        if isinstance(items, str):
-            first = items
-        elif isinstance(items, list):
-            first = next((i for i in items if isinstance(i, dict) and i.get("role") == "user"), None)
-        return _head(body.get("instructions")), first
-    if api == "messages":
-        turns = body.get("messages")
-        first = turns[0] if isinstance(turns, list) and turns else None
-        return _head(body.get("system")), first
-    return "", None
-
-
-def keys(api: str, body: dict[str, Any]) -> Keys | None:
-    """The request's fixed-prefix and conversation keys, or None when it has no conversation."""
-    head, first = _parts(api, body)
-    if first is None:
-        return None
-    fixed = hash((api, _tool_names(body.get("tools")), head))
-    return Keys(fixed, hash((fixed, _head(first))))
+def keys(api: str, body: dict[str, Any], session: str) -> Keys:
+    """The request's fixed-prefix key and its conversation's (its session, router/sessions.py)."""
+    head, _ = prompt_parts(api, body)
+    return Keys(hash((api, tool_names(body.get("tools")), head)), hash(session))
 
 
 @dataclass(slots=True)

@@ -13,8 +13,6 @@ ends in one immutable :class:`~router.forward.call.Outcome`, built in one place
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -27,32 +25,20 @@ from starlette.types import Receive
 from router.config import KIND_APIS, CapacityConfig
 from router.dialects import Adapted, StreamRelay, Usage, Whole
 from router.errors import ProxyError, SecretMask, configuration_error, error_message, normalise_upstream_error
+from router.forward import upstream
 from router.forward.admission_gate import Gates, Pass, first_byte_deadline, queue_full
-from router.forward.backends import Backend, Endpoint, Pool, Unavailable, own_resource_error
+from router.forward.backends import Backend, Endpoint, Pool, Unavailable
 from router.forward.call import Call, Outcome, Served
 from router.forward.headers import relayed_headers, route_headers
 from router.forward.plan import candidates_for
 from router.forward.response_ids import ResponseOwners
 from router.forward.streaming import RelayResponse, cancel_on_disconnect
+from router.forward.upstream import AnswerTooLarge, UpstreamFailure
 
-log = logging.getLogger("offload.proxy")
-
+# Admission's refusals on one endpoint (router/forward/admission.py): the backend's next may take it.
+_ADMISSION_REASONS = ("ttft", "kv")
 # Why a backend was passed over that only the operator can change: never worth a retry.
 _CONFIGURATION_REASONS = ("unconfigured", "api_not_served")
-
-
-class UpstreamFailure(Unavailable):
-    """The request failed before any byte of an answer: try the next backend. (An
-    ``Unavailable`` means no attempt was made; telling them apart gives 502 or 503.)
-    ``blames_backend`` is false when the proxy itself ran out of descriptors or memory."""
-
-    def __init__(self, reason: str, message: str, blames_backend: bool = True) -> None:
-        super().__init__(reason, message)
-        self.blames_backend = blames_backend
-
-
-class AnswerTooLarge(Exception):
-    """A non-streamed answer passed the backend's ``max_response_bytes``."""
 
 
 @dataclass(slots=True)
@@ -161,16 +147,33 @@ class Forwarder:
             if previous is not None:
                 self.on_fallback(previous.name, backend.name, failures[-1].reason)
             previous = backend
-            try:
-                endpoint = await backend.acquire(self._queue_timeout(backend))
-            except Unavailable as exc:
-                failures.append(exc)
-                continue
-            may_spill = backend is not candidates[-1]  # with nowhere else to go it waits its turn
-            answer = await self._try(call, trail, backend, endpoint, may_spill)
+            answer = await self._on_backend(call, trail, backend, last=backend is candidates[-1])
             if answer is not None:
                 return answer
         return self._no_backend(call, trail)
+
+    async def _on_backend(self, call: Call, trail: _Trail, backend: Backend, last: bool) -> Response | None:
+        """The answer of one backend, or None to try the next. Its endpoint is the session's
+        home or next by affinity; one whose admission refuses the request (``ttft``, ``kv``)
+        passes it to the backend's next endpoint before the next backend."""
+        home = call.seen.endpoint if call.seen is not None else None
+        refused: frozenset[str] = frozenset()
+        while True:
+            try:
+                endpoint = await backend.acquire(
+                    self._queue_timeout(backend), call.facts.session, home, refused
+                )
+            except Unavailable as exc:
+                if not refused:  # after a refusal, the refusal is the reason worth reporting
+                    trail.failures.append(exc)
+                return None
+            refused |= {endpoint.url}
+            # With nowhere else to go the request waits its turn instead of spilling.
+            may_spill = not last or len(refused) < len(backend.endpoints)
+            answer = await self._try(call, trail, backend, endpoint, may_spill)
+            spilled = trail.failures and trail.failures[-1].reason in _ADMISSION_REASONS
+            if answer is not None or not spilled or len(refused) >= len(backend.endpoints):
+                return answer
 
     async def _try(
         self, call: Call, trail: _Trail, backend: Backend, endpoint: Endpoint, may_spill: bool
@@ -183,18 +186,23 @@ class Forwarder:
             adapted = call.dialect.adapt(call.body, backend, call.client_model)
             trail.admitted = await self.gates.enter(backend, endpoint, call, len(adapted.payload), may_spill)
             deadline = first_byte_deadline(backend, call.facts.stream, trail.admitted)
-            response = await self._attempt(backend, endpoint, call, adapted.payload, deadline)
+            response = await upstream.post(backend, endpoint, call, adapted.payload, deadline)
             if response.status >= 500 or response.status == 408:
                 await self._failed(trail, backend, endpoint, response)  # worth another backend
                 return None
             trail.served = Served(
-                backend.name, backend.route, adapted.thinking, adapted.thinking_note, bool(trail.failures)
+                backend.name,
+                backend.route,
+                adapted.thinking,
+                adapted.thinking_note,
+                bool(trail.failures),
+                endpoint.url,
             )
             if call.facts.stream and response.status == 200:
-                first = await self._first_chunk(backend, response, deadline)
+                first = await upstream.first_chunk(backend, response, deadline)
                 committed = True  # the stream owns the slot from here
                 return self._stream(call, trail, backend, endpoint, response, first, adapted)
-            data = await self._read_whole(backend, response)
+            data = await upstream.read_whole(backend, response)
             whole = call.dialect.whole(data, call.wants_text) if response.status < 400 else None
             if whole is not None and not whole.readable:
                 # Nothing reached the client yet: the next candidate may answer properly.
@@ -240,8 +248,8 @@ class Forwarder:
         try:
             adapted = call.dialect.adapt(body, backend, call.client_model)
             admitted = self.gates.enter_idle(endpoint, len(adapted.payload))  # the same token account
-            response = await self._attempt(backend, endpoint, call, adapted.payload, None)
-            data = await self._read_whole(backend, response)
+            response = await upstream.post(backend, endpoint, call, adapted.payload, None)
+            data = await upstream.read_whole(backend, response)
             if response.status >= 400:
                 return response.status, whole
             whole = call.dialect.whole(data, True)
@@ -272,50 +280,11 @@ class Forwarder:
             return self.capacity.queue_timeout_s
         return 0.0
 
-    async def _attempt(
-        self, backend: Backend, endpoint: Endpoint, call: Call, payload: bytes, deadline: float | None
-    ) -> aiohttp.ClientResponse:
-        """POST once (response headers by ``deadline`` for a stream); retry once a pooled
-        connection that the server had already closed."""
-        assert endpoint.session is not None
-        headers = {
-            "Content-Type": "application/json",
-            "X-Request-Id": call.facts.request_id,
-            **backend.auth_headers,
-            **(call.headers or {}),
-        }
-        url = endpoint.url + call.dialect.path + (f"?{call.query}" if call.query else "")
-        for attempt in (1, 2):
-            try:
-                async with asyncio.timeout_at(deadline):
-                    return await endpoint.session.post(url, data=payload, headers=headers)
-            except aiohttp.ServerDisconnectedError as exc:
-                if attempt == 2:
-                    raise UpstreamFailure("connection_reset", f"{backend.name}: {exc}") from None
-            except aiohttp.ClientConnectorError as exc:
-                if own_resource_error(exc):
-                    raise _own_failure(backend) from None
-                raise UpstreamFailure(
-                    "connect_error", f"{backend.name}: cannot connect ({exc.strerror})"
-                ) from None
-            except TimeoutError:
-                reason = "first_byte_timeout" if deadline is not None else "timeout"
-                raise UpstreamFailure(reason, f"{backend.name}: no answer in time") from None
-            except (aiohttp.ConnectionTimeoutError, aiohttp.SocketTimeoutError):
-                raise UpstreamFailure("timeout", f"{backend.name}: timed out") from None
-            except aiohttp.ClientError as exc:
-                raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
-            except OSError as exc:
-                if own_resource_error(exc):
-                    raise _own_failure(backend) from None
-                raise UpstreamFailure("connect_error", f"{backend.name}: {exc.strerror}") from None
-        raise AssertionError("unreachable")
-
     async def _failed(
         self, trail: _Trail, backend: Backend, endpoint: Endpoint, response: aiohttp.ClientResponse
     ) -> None:
         """A 5xx or 408 before any byte (vLLM's own queue-full 503 is a spill, not a failure)."""
-        error = await self._read_error(response)
+        error = await upstream.read_error(response)
         trail.last_error = (response.status, error, relayed_headers(response))
         if queue_full(backend, response.status, error):
             trail.failures.append(Unavailable("capacity", f"{backend.name}: its queue is full"))
@@ -323,45 +292,6 @@ class Forwarder:
         backend.report(endpoint, ok=False)
         message = f"{backend.name} answered HTTP {response.status}"
         trail.failures.append(UpstreamFailure(f"http_{response.status}", message))
-
-    async def _read_error(self, response: aiohttp.ClientResponse) -> bytes:
-        try:
-            return await response.content.read(64 * 1024)  # an error is small; a bigger one is cut
-        except (aiohttp.ClientError, TimeoutError):
-            return b""  # normalise_upstream_error still says which status it was
-
-    async def _first_chunk(
-        self, backend: Backend, response: aiohttp.ClientResponse, deadline: float | None
-    ) -> bytes:
-        """Wait for the stream's first bytes: until then the request can still move.
-        (On failure forward() closes the response: closed, not pooled, makes vLLM abort.)"""
-        try:
-            async with asyncio.timeout_at(deadline):
-                first = await response.content.readany()
-        except TimeoutError:
-            raise UpstreamFailure("first_byte_timeout", f"{backend.name}: no first byte in time") from None
-        except aiohttp.ClientError as exc:
-            raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
-        if not first:
-            raise UpstreamFailure("empty_stream", f"{backend.name}: closed the stream at once")
-        return first
-
-    async def _read_whole(self, backend: Backend, response: aiohttp.ClientResponse) -> bytes:
-        """The whole answer, never more than the backend's ``max_response_bytes`` in memory."""
-        limit = backend.config.max_response_bytes
-        if (response.content_length or 0) > limit:
-            raise AnswerTooLarge
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async for chunk in response.content.iter_any():
-                size += len(chunk)
-                if size > limit:
-                    raise AnswerTooLarge
-                chunks.append(chunk)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise UpstreamFailure("connection_reset", f"{backend.name}: {type(exc).__name__}") from None
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _whole(
         self,
@@ -380,7 +310,7 @@ class Forwarder:
             self._settle(call, trail, status, billed=False, error_type=f"upstream_{status}", detail=detail)
         else:
             if whole.response_id is not None:
-                self.owners.remember(whole.response_id, backend.name, call.facts.client)
+                self.owners.remember(whole.response_id, backend.name, call.facts.client, call.facts.session)
             self._settle(call, trail, status, whole.usage, text=whole.text, response_id=whole.response_id)
         media = response.headers.get("Content-Type", "application/json")
         headers = {**relayed_headers(response), **route_headers(call, trail.served)}
@@ -452,7 +382,7 @@ class Forwarder:
         error_type: str | None,
     ) -> None:
         if relay.response_id is not None:
-            self.owners.remember(relay.response_id, backend.name, call.facts.client)
+            self.owners.remember(relay.response_id, backend.name, call.facts.client, call.facts.session)
         if relay.errored and error_type is None:
             error_type = relay.failure or "stream_error"
         self._settle(
@@ -488,10 +418,3 @@ class Forwarder:
         else:
             error = ProxyError(503, f"no backend could answer: {tried}", code="no_backend_available")
         return self._refuse(call, trail, error)
-
-
-def _own_failure(backend: Backend) -> UpstreamFailure:
-    log.error("cannot reach %s: the proxy is out of file descriptors or memory", backend.name)
-    return UpstreamFailure(
-        "proxy_resources", "the proxy is out of descriptors or memory", blames_backend=False
-    )

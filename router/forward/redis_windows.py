@@ -19,12 +19,15 @@ import orjson
 from router.forward.redis_link import _NOW, Link
 from router.forward.redis_slots import RELEASE_FLUSH_S
 from router.forward.shared import WINDOW_S, Minted, Refused
+from router.sessions import Seen
 
 log = logging.getLogger("offload.shared")
 
 
 # Response ids are the client's to choose (previous_response_id): never a huge key.
 MAX_ID_BYTES = 256
+# A session's home outlives any prefix cache: after it the session is placed afresh.
+SESSION_TTL_S = 24 * 3600
 
 # One key's windows. KEYS: requests (id → admitted at), tokens ("id:n" → charged at),
 # reserved ("id:n" → admitted at), sums (hash: tokens, reserved). Entries leave the
@@ -190,7 +193,7 @@ class SharedOwners:
     def put(self, response_id: str, minted: Minted) -> None:
         if self.link.up and len(response_id) <= MAX_ID_BYTES:
             key = self.key(response_id)
-            value = orjson.dumps([minted.backend, minted.client])
+            value = orjson.dumps([minted.backend, minted.client, minted.session])
             self.link.spawn(lambda: self.link.client.set(key, value, px=self._ttl_ms))
 
     async def get(self, response_id: str) -> Minted | None:
@@ -202,12 +205,52 @@ class SharedOwners:
 
 
 def _minted(value: Any) -> Minted | None:
-    """A stored ``[backend, client]``; anything else (a value an older version wrote, with
-    no client) is no owner at all: the turn is decided as for an unknown id."""
+    """A stored ``[backend, client, session]`` (or ``[backend, client]``, as versions before
+    sessions wrote it); anything else (a value with no client) is no owner at all: the turn
+    is decided as for an unknown id."""
     try:
-        backend, client = orjson.loads(value) if isinstance(value, bytes) else (None, None)
-    except (orjson.JSONDecodeError, ValueError, TypeError):
+        stored = orjson.loads(value) if isinstance(value, bytes) else None
+    except orjson.JSONDecodeError:
         return None
-    if isinstance(backend, str) and (client is None or isinstance(client, str)):
-        return Minted(backend, client)
+    if not isinstance(stored, list) or len(stored) not in (2, 3):
+        return None
+    backend, client, session = (*stored, None)[:3]
+    if isinstance(backend, str) and all(v is None or isinstance(v, str) for v in (client, session)):
+        return Minted(backend, client, session)
+    return None
+
+
+class SharedSessions:
+    """Session → where its last turn ran (router/sessions.py), one key each with a TTL."""
+
+    def __init__(self, link: Link, ttl_s: int = SESSION_TTL_S) -> None:
+        self.link = link
+        self._ttl_ms = ttl_s * 1000
+
+    def key(self, session_key: str) -> str:
+        return f"{self.link.prefix}:session:{session_key}"
+
+    def put(self, key: str, seen: Seen) -> None:
+        if self.link.up:
+            redis_key, value = self.key(key), orjson.dumps(list(seen))
+            self.link.spawn(lambda: self.link.client.set(redis_key, value, px=self._ttl_ms))
+
+    async def get(self, key: str) -> Seen | None:
+        if not self.link.up:
+            return None
+        redis_key = self.key(key)
+        got = await self.link.call(lambda: self.link.client.get(redis_key))
+        return _seen(got)
+
+
+def _seen(value: Any) -> Seen | None:
+    try:
+        stored = orjson.loads(value) if isinstance(value, bytes) else None
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(stored, list) or len(stored) != 4:
+        return None
+    route, backend, endpoint, tokens = stored
+    if all(isinstance(v, str) for v in (route, backend, endpoint)) and isinstance(tokens, int):
+        return Seen(route, backend, endpoint, tokens)
     return None

@@ -53,9 +53,12 @@ class ResponseOwners:
         self._owners: OrderedDict[str, Minted] = OrderedDict()
         self._store = store  # the other replicas' ids, when shared
 
-    def remember(self, response_id: str, backend: str, client: str | None) -> None:
-        """A backend minted ``response_id`` for ``client``: here, and for the other replicas."""
-        minted = Minted(backend, client)
+    def remember(
+        self, response_id: str, backend: str, client: str | None, session: str | None = None
+    ) -> None:
+        """A backend minted ``response_id`` for ``client`` in ``session``: here, and for the
+        other replicas."""
+        minted = Minted(backend, client, session)
         self._keep(response_id, minted)
         self._store.put(response_id, minted)
 
@@ -77,6 +80,12 @@ class ResponseOwners:
         """The backend that stores ``response_id``, if ``client`` minted it."""
         minted = self._owners.get(response_id)
         return minted.backend if minted is not None and minted.client == client else None
+
+    def session(self, response_id: str, client: str | None) -> str | None:
+        """The session ``response_id`` was minted in, if ``client`` minted it: a turn that
+        continues it continues that session."""
+        minted = self._owners.get(response_id)
+        return minted.session if minted is not None and minted.client == client else None
 
     def foreign(self, response_id: str, client: str | None) -> bool:
         """Another key minted ``response_id``: ``client`` gets :func:`not_found`."""

@@ -1,9 +1,9 @@
-"""State the replicas share: in-flight slots, per-key limits and response ids.
+"""State the replicas share: in-flight slots, per-key limits, response ids and sessions.
 
 One process needs nothing shared: every count lives in it. That is
 :class:`InProcess`, the default, and it is exactly how a single replica has
 always behaved. Several replicas behind a load balancer configure
-``state: {redis_url: ..., replicas: N}``, and the same three small interfaces are
+``state: {redis_url: ..., replicas: N}``, and the same four small interfaces are
 served from Redis instead (:mod:`router.forward.shared_redis`; :func:`router.forward.sharing.shared_state` picks one):
 
 * :class:`Slots`: in-flight slots per endpoint, for ``Backend.acquire``,
@@ -12,7 +12,9 @@ served from Redis instead (:mod:`router.forward.shared_redis`; :func:`router.for
 * :class:`WindowStore`: per-key requests and tokens per minute, for
   :class:`router.edge.limits.RateLimits`;
 * :class:`OwnerStore`: response id → backend and client key, for
-  :class:`router.forward.response_ids.ResponseOwners`.
+  :class:`router.forward.response_ids.ResponseOwners`;
+* :class:`router.sessions.SessionStore`: session → where its last turn ran, for
+  :class:`router.sessions.Sessions` (the endpoint it sticks to, the switch-cost rule).
 
 Each Redis implementation falls back to the in-process behaviour the moment
 Redis fails or is slow, and comes back on its own: a request never waits on, or
@@ -24,6 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
+
+from router.sessions import NoSessionStore, SessionStore
 
 WINDOW_S = 60.0  # the per-key windows' length: requests and tokens per minute
 
@@ -165,6 +169,7 @@ class Minted(NamedTuple):
 
     backend: str
     client: str | None
+    session: str | None = None  # the conversation it belongs to (router/sessions.py)
 
 
 class OwnerStore(Protocol):
@@ -194,7 +199,7 @@ IN_PROCESS_OWNERS = InProcessOwners()
 
 
 class SharedState(Protocol):
-    """The three interfaces, with their start, stop and what /readyz shows of them."""
+    """The four interfaces, with their start, stop and what /readyz shows of them."""
 
     # Read-only members: an implementation may hold a narrower type of each.
     @property
@@ -203,6 +208,8 @@ class SharedState(Protocol):
     def windows(self) -> WindowStore: ...
     @property
     def owners(self) -> OwnerStore: ...
+    @property
+    def sessions(self) -> SessionStore: ...
 
     async def start(self) -> None: ...
 
@@ -220,6 +227,7 @@ class InProcess:
         self.slots: Slots = LocalSlots()
         self.windows: WindowStore = IN_PROCESS_WINDOWS
         self.owners: OwnerStore = IN_PROCESS_OWNERS
+        self.sessions: SessionStore = NoSessionStore()
 
     async def start(self) -> None:
         return None

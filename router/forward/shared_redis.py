@@ -1,6 +1,6 @@
-"""The replicas' shared state in Redis: slot leases, per-key windows, response ids.
+"""The replicas' shared state in Redis: slot leases, per-key windows, response ids, sessions.
 
-Imported only when the config has a ``state:`` key (router/forward/sharing.py). Three
+Imported only when the config has a ``state:`` key (router/forward/sharing.py). Four
 things are shared, each behind the interface its in-process counterpart serves:
 
 * **Slot leases** (:class:`SharedSlots`). Per endpoint URL, a sorted set of
@@ -15,6 +15,8 @@ things are shared, each behind the interface its in-process counterpart serves:
   and replaced by the real usage at the end), as sorted sets and two sums per
   key, admitted in one script with the same arithmetic and Retry-After.
 * **Response ids** (:class:`SharedOwners`): one key per id with a TTL.
+* **Sessions** (:class:`SharedSessions`): where each session's last turn ran, one key
+  per session with a TTL of a day.
 
 **Redis away.** Every call is bounded by ``state.timeout_ms``. The first failure
 (refused, reset, timed out, an error reply) marks the link down at once; from then
@@ -33,11 +35,11 @@ from typing import Any
 from router.config import StateConfig
 from router.forward.redis_link import Link
 from router.forward.redis_slots import SYNC, TAKE, SharedSlots
-from router.forward.redis_windows import ADMIT, SETTLE, SharedOwners, SharedWindows
+from router.forward.redis_windows import ADMIT, SETTLE, SharedOwners, SharedSessions, SharedWindows
 
 
 class RedisState:
-    """``state:`` configured: the three interfaces of router/forward/shared.py, served from Redis."""
+    """``state:`` configured: the four interfaces of router/forward/shared.py, served from Redis."""
 
     def __init__(self, config: StateConfig, clock: Callable[[], float] | None = None) -> None:
         self.config = config
@@ -47,6 +49,7 @@ class RedisState:
         )
         self.windows = SharedWindows(self.link)
         self.owners = SharedOwners(self.link, config.response_ids_ttl_s)
+        self.sessions = SharedSessions(self.link)
 
     async def start(self) -> None:
         await self.link.start()
@@ -71,6 +74,7 @@ __all__ = [
     "Link",
     "RedisState",
     "SharedOwners",
+    "SharedSessions",
     "SharedSlots",
     "SharedWindows",
 ]

@@ -36,7 +36,8 @@ from router.decide.reasons import Reason
 from router.dialects import Dialect
 from router.forward.backends import Pool, Unavailable
 from router.forward.call import Call, Outcome, Served
-from router.forward.proxy import Forwarder, UpstreamFailure
+from router.forward.proxy import Forwarder
+from router.forward.upstream import UpstreamFailure
 from router.ledger.models import UsageRow
 from router.ledger.rows import usage_row
 from router.shadow.agreement import judge
