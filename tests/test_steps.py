@@ -28,9 +28,11 @@ from router.decide.steps import (
     Split,
     ToolLoop,
 )
+from router.decide.switch import SwitchCost
 from router.dialects import CHAT, EMBEDDINGS, RESPONSES, Dialect
 from router.errors import ProxyError
 from router.forward.response_ids import ResponseOwners
+from router.sessions import Seen
 from router.tokens import TOKENS_PER_BYTE, prompt_tokens
 from tests.harness import make_config
 
@@ -45,8 +47,13 @@ def config(**routing: Any) -> Config:
     )
 
 
-def facts(body: dict[str, Any], headers: dict[str, str] | None = None, dialect: Dialect = CHAT) -> Facts:
-    return Facts(body, headers or {}, len(orjson.dumps(body)), dialect, None)
+def facts(
+    body: dict[str, Any],
+    headers: dict[str, str] | None = None,
+    dialect: Dialect = CHAT,
+    seen: Seen | None = None,
+) -> Facts:
+    return Facts(body, headers or {}, len(orjson.dumps(body)), dialect, None, seen=seen)
 
 
 def chat(text: str, **extra: Any) -> dict[str, Any]:
@@ -274,6 +281,50 @@ def test_shadow_mode_serves_one_backend_and_keeps_the_choice() -> None:
     shadowed = ShadowMode(Targets(c), c.routing).adjust(decided, facts(chat("x")))
     assert summary(shadowed) == ("cloud", "cloud", "coding", "shadow") and shadowed.shadow == decided
     assert ShadowMode(Targets(config()), config().routing).adjust(decided, facts(chat("x"))) is decided
+
+
+def seen_on(route: str, tokens: int) -> Seen:
+    return Seen(route, route, f"http://{route}.test/v1", tokens)
+
+
+def test_a_session_that_would_change_route_moves_only_when_confident_enough() -> None:
+    c = config()
+    switch = SwitchCost(Targets(c), c)
+    price = c.backends["cloud"].price.input_per_mtok
+    to_cloud = Decision("math", 0.6, "cloud", "cloud", "classifier")
+    history = 120_000  # the move resends it uncached: history x price, against half_usd
+    usd = history * price / 1e6
+    needed = usd / (usd + c.routing.switch_cost.half_usd)
+    assert 0.6 < needed < 0.95, "the figures of this test: a move that 0.6 does not pay for"
+    kept = switch.adjust(to_cloud, facts(chat("x"), seen=seen_on("local", history)))
+    assert summary(kept) == ("local", "local", "math", "switch_cost") and kept.confidence == 0.6
+    confident = to_cloud._replace(confidence=0.95)
+    assert switch.adjust(confident, facts(chat("x"), seen=seen_on("local", history))) is confident
+    cheap = switch.adjust(to_cloud, facts(chat("x"), seen=seen_on("local", 2_000)))  # a short history
+    assert cheap is to_cloud
+    # Back onto the box: the history's re-prefill time at prefill_tps, against half_s.
+    to_local = Decision("coding", 0.6, "local", "local", "tool_loop")
+    seconds = history / c.backends["local"].prefill_tps
+    assert seconds / (seconds + c.routing.switch_cost.half_s) > 0.6
+    assert summary(switch.adjust(to_local, facts(chat("x"), seen=seen_on("cloud", history)))) == (
+        "cloud", "cloud", "coding", "switch_cost",
+    )  # fmt: skip
+
+
+def test_the_switch_cost_holds_back_only_classified_turns_with_session_history() -> None:
+    c = config()
+    switch = SwitchCost(Targets(c), c)
+    to_cloud = Decision("math", 0.6, "cloud", "cloud", "classifier")
+    assert switch.adjust(to_cloud, facts(chat("x"))) is to_cloud  # no history: as before
+    assert switch.adjust(to_cloud, facts(chat("x"), seen=seen_on("cloud", 60_000))) is to_cloud
+    for explicit in ("media", "context_overflow", "rule:maths", "override_header"):
+        decided = to_cloud._replace(reason=explicit)
+        assert switch.adjust(decided, facts(chat("x"), seen=seen_on("local", 60_000))) is decided
+    off = config(switch_cost={"enabled": False})
+    assert (
+        SwitchCost(Targets(off), off).adjust(to_cloud, facts(chat("x"), seen=seen_on("local", 60_000)))
+        is to_cloud
+    )
 
 
 # ------------------------------------------------------------ the list

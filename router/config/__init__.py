@@ -41,6 +41,7 @@ from router.config.sections import (
     ShadowArm,
     ShadowRunsConfig,
     StateConfig,
+    SwitchCostConfig,
     Timeouts,
 )
 
@@ -137,6 +138,7 @@ __all__ = [
     "AuthConfig",
     "BackendConfig",
     "CapacityConfig",
+    "SwitchCostConfig",
     "ClientKey",
     "Config",
     "ConfigError",

@@ -261,6 +261,17 @@ class BackendConfig(_Strict):
         return 32768 if self.kind == "vllm" else None
 
 
+class SwitchCostConfig(_Strict):
+    """A session's turn that would change route weighs what the move costs (router/decide/switch.py):
+    it moves when the classifier's confidence is at least cost / (cost + half), so a move that
+    costs ``half_usd`` (into the cloud: its uncached history at the cloud's input price) or
+    ``half_s`` (back to the box: the history's re-prefill at its prefill_tps) needs 0.5."""
+
+    enabled: bool = True
+    half_usd: float = Field(0.05, gt=0)
+    half_s: float = Field(30.0, gt=0)
+
+
 class CapacityConfig(_Strict):
     policy: Literal["spill", "queue"] = "spill"
     queue_timeout_s: float = Field(5.0, ge=0)
@@ -412,6 +423,7 @@ class RoutingConfig(_Strict):
     rules: list[RuleConfig] = []
     shadow_runs: ShadowRunsConfig = ShadowRunsConfig()
     capacity: CapacityConfig = CapacityConfig()
+    switch_cost: SwitchCostConfig = SwitchCostConfig()
 
     @field_validator("intents", "shadow_runs")
     @classmethod

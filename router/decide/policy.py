@@ -33,6 +33,7 @@ from router.decide.steps import (
     Split,
     ToolLoop,
 )
+from router.decide.switch import SwitchCost
 from router.dialects import CHAT, Dialect
 from router.forward.response_ids import ResponseOwners
 from router.sessions import Seen
@@ -70,7 +71,11 @@ class Policy:
             Classify(classification),  # the classifier's intent, via routing.intents
         )
         # What a decision by content (a step that is not final) then goes through, in order.
-        self.adjustments: tuple[Adjustment, ...] = (Split(targets, config), ShadowMode(targets, routing))
+        self.adjustments: tuple[Adjustment, ...] = (
+            SwitchCost(targets, config),  # a session's route change weighs what the move costs
+            Split(targets, config),
+            ShadowMode(targets, routing),
+        )
 
     def decide(
         self,

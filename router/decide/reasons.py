@@ -55,6 +55,11 @@ class Reason(StrEnum):
         "the classifier's confidence was below `routing.confidence_floor`: `routing.low_confidence` decides",
     )
     DEFAULT = "default", "no classifier is loaded: `routing.default`"
+    SWITCH_COST = (
+        "switch_cost",
+        "a turn of a session that would have changed route stays where the session's last turn ran: "
+        "the move's cost (`routing.switch_cost`) outweighed the classifier's confidence",
+    )
     SHADOW = (
         "shadow",
         "shadow mode (`routing.mode: shadow`): a decision by content served by `routing.shadow_backend` "
