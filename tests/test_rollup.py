@@ -30,7 +30,7 @@ from router.ledger.writer import UsageRecorder
 from tests.test_report import config_for
 
 MONTHS = ("2026-08", "2026-09", "2026-10")
-TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens", "uncounted_prompt_tokens")
 KEYS = ("route", "backend", "intent", "api", "fallback", "fallback_reason")
 
 
@@ -96,7 +96,9 @@ def varied_rows(n: int = 500, seed: int = 7) -> list[UsageRow]:
                 shadow_of=f"r-{i - 1:04d}" if i and rnd.random() < 0.1 else None,
                 prompt_tokens=rnd.randrange(50_000),
                 completion_tokens=rnd.randrange(5_000),
-                cached_tokens=rnd.randrange(1_000),
+                # None: the upstream reported no cached count (its prompt is "uncounted").
+                cached_tokens=rnd.choice([None, 0, rnd.randrange(1_000)]),
+                cache_write_tokens=rnd.choice([0, rnd.randrange(1_000)]),
             )
         )
     return rows
@@ -114,7 +116,13 @@ def raw_month(conn: Connection, start: datetime, end: datetime) -> list[tuple[An
             *(u[k] for k in KEYS),
             sa.func.count().label("requests"),
             sa.func.sum(sa.case((failed, 1), else_=0)).label("errors"),
-            *(sa.func.sum(u[t]).label(t) for t in TOKENS),
+            sa.func.sum(u.prompt_tokens).label("prompt_tokens"),
+            sa.func.sum(u.completion_tokens).label("completion_tokens"),
+            sa.func.coalesce(sa.func.sum(u.cached_tokens), 0).label("cached_tokens"),
+            sa.func.coalesce(sa.func.sum(u.cache_write_tokens), 0).label("cache_write_tokens"),
+            sa.func.sum(sa.case((u.cached_tokens.is_(None), u.prompt_tokens), else_=0)).label(
+                "uncounted_prompt_tokens"
+            ),
         )
         .where(u.started_at >= start, u.started_at < end, u.shadow_of.is_(None))
         .group_by(*(u[k] for k in KEYS))
@@ -217,6 +225,9 @@ def write_at_revision(url: str, rows: list[UsageRow]) -> None:
             present = [c["name"] for c in sa.inspect(conn).get_columns("usage") if c["name"] != "id"]
             table = sa.table("usage", *(sa.column(n, usage_table.c[n].type) for n in present))
             values = [{n: v for n, v in row_values(r, False).items() if n in present} for r in rows]
+            if not next(c for c in sa.inspect(conn).get_columns("usage") if c["name"] == "cached_tokens")["nullable"]:
+                for v in values:  # before 0009 a missing cached count was stored as 0
+                    v["cached_tokens"] = v["cached_tokens"] or 0
             conn.execute(sa.insert(table), values)
     finally:
         engine.dispose()

@@ -26,14 +26,19 @@ def usage_row(
 
     Tokens: the upstream's usage when it reported some; else, for a request that reached
     a model, the prompt estimate and ``completion_estimate``, flagged as estimated; for
-    one that generated nothing, none. Text only when ``database.store_text`` is on."""
+    one that generated nothing, none. The cached count is NULL where nobody counted it (the
+    upstream reported none, or the tokens are estimated). Text only when
+    ``database.store_text`` is on."""
     usage, served, shadow = outcome.usage, outcome.served, decision.shadow
+    cached: int | None
     if usage is not None:
-        prompt, completion, cached, reasoning = usage
+        prompt, completion, reasoning, written = usage.prompt, usage.completion, usage.reasoning, usage.cache_write
+        cached = usage.cached if usage.cache_counted else None
     elif outcome.billed:
-        prompt, completion, cached, reasoning = facts.prompt_estimate, outcome.completion_estimate, 0, 0
+        # An estimate says nothing about the cache: no cached count (NULL), not 0 hits.
+        prompt, completion, cached, reasoning, written = facts.prompt_estimate, outcome.completion_estimate, None, 0, 0
     else:
-        prompt = completion = cached = reasoning = 0
+        prompt = completion = cached = reasoning = written = 0
     return UsageRow(
         request_id=facts.request_id,
         started_at=facts.started_at,
@@ -60,6 +65,7 @@ def usage_row(
         prompt_tokens=prompt,
         completion_tokens=completion,
         cached_tokens=cached,
+        cache_write_tokens=written,
         reasoning_tokens=reasoning,
         tokens_estimated=usage is None and outcome.billed,
         latency_ms=outcome.latency_ms,
