@@ -332,7 +332,7 @@ def test_grafana_sql_matches_build_report(pg_url: str) -> None:
     rep = report.build_report(config_for(pg_url), "2026-09")
     assert set(got) == set(rep["by_route"]) == {"local", "cloud", "unrouted"}
     for route, counts in rep["by_route"].items():
-        for key in ("requests", "prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens"):
+        for key in ("requests", *report._TOKENS, "total_tokens"):
             assert got[route][key] == counts[key], (route, key)
 
 

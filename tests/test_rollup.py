@@ -377,6 +377,48 @@ def test_upgrade_backfills_existing_rows_and_downgrade_removes_the_rollup(db_url
     assert_rollup_equals_raw(db_url, rows)
 
 
+def test_upgrade_to_0009_tells_a_cached_count_never_reported_from_zero_hits(db_url: str) -> None:
+    """Before 0009 a row stored 0 for both; the upgrade makes a local (or estimated) row's 0
+    unknown, as vLLM reported no count, and the rollup moves those prompts to "uncounted"."""
+    db.upgrade(db_url, "0008")
+    day = datetime(2026, 9, 2, tzinfo=UTC)
+    write_at_revision(
+        db_url,
+        [
+            make_row("local-0", day, route="local", backend="spark", cached_tokens=0),
+            make_row("local-hit", day, route="local", backend="spark", cached_tokens=60),
+            make_row("cloud-0", day, route="cloud", backend="cloud", cached_tokens=0),
+            make_row("estimated", day, route="cloud", backend="cloud", cached_tokens=0, tokens_estimated=True),
+        ],
+    )
+    db.upgrade(db_url)
+
+    def cached() -> dict[str, int | None]:
+        engine = db.make_engine(db_url, pooled=False)
+        with engine.connect() as conn:
+            found = dict(conn.execute(sa.text("SELECT request_id, cached_tokens FROM usage")).all())
+        engine.dispose()
+        return found
+
+    assert cached() == {"local-0": None, "local-hit": 60, "cloud-0": 0, "estimated": None}
+    september = report.build_report(config_for(db_url), "2026-09")
+    assert september["local_value"]["uncounted_prompt_tokens"] == 100  # local-0's prompt
+    assert september["by_route"]["cloud"]["uncounted_prompt_tokens"] == 100  # the estimate's
+    assert_rollup_equals_raw(db_url)
+
+    from alembic import command
+
+    cfg = db.alembic_config()
+    engine = db.make_engine(db_url, pooled=False)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0008")
+    engine.dispose()
+    assert cached() == {"local-0": 0, "local-hit": 60, "cloud-0": 0, "estimated": 0}
+    db.upgrade(db_url)
+    assert_rollup_equals_raw(db_url)
+
+
 def test_rollup_reads_whole_utc_days_only(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/usage.db"
     db.upgrade(url)
