@@ -39,7 +39,11 @@ def config_for(url: str) -> Config:
                     "kind": "openai",
                     "base_url": "https://cloud.example/v1",
                     "model": "frontier",
-                    "price": {"input_per_mtok": 1.25, "output_per_mtok": 10.0, "cached_input_per_mtok": 0.125},
+                    "price": {
+                        "input_per_mtok": 1.25,
+                        "output_per_mtok": 10.0,
+                        "cached_input_per_mtok": 0.125,
+                    },
                 },
                 # No cache prices set: Anthropic's own multipliers are assumed (0.3 and 3.75).
                 "claude": {
@@ -162,8 +166,14 @@ def test_table_and_csv_say_which_prices_and_which_tokens_had_no_count(agents_mon
         "claude: input 3, output 15, cache read 0.3, cache write 3.75; local uncached tokens as cache write"
         " (assumed: cache read = 0.1 x input, cache write = 1.25 x input)" in text
     )
-    assert "cloud: input 1.25, output 10, cache read 0.125, cache write 1.25; local uncached tokens as input\n" in text
-    cells = {(r[0], r[1], r[2]): r[3] for r in (line.split(",", 3) for line in report.render(rep, "csv").splitlines())}
+    assert (
+        "cloud: input 1.25, output 10, cache read 0.125, cache write 1.25; local uncached tokens as input\n"
+        in text
+    )
+    cells = {
+        (r[0], r[1], r[2]): r[3]
+        for r in (line.split(",", 3) for line in report.render(rep, "csv").splitlines())
+    }
     assert float(cells[("local_value", "", "cloud_equivalent")]) == pytest.approx(VALUE)
     assert float(cells[("local_value", "", "without_cache_discount")]) == pytest.approx(OLD_VALUE)
     assert cells[("local_value", "", "uncounted_prompt_tokens")] == str(UNCOUNTED)
@@ -175,11 +185,16 @@ def test_grafana_sql_reads_the_counts_the_report_values(pg_url: str) -> None:
     engine = db.make_engine(pg_url, pooled=False)
     insert_rows(engine, [row_values(r, False) for r in month_of_agents()])
     with engine.connect() as conn:
-        got = {r.route: dict(r._mapping) for r in conn.exec_driver_sql(GRAFANA_SQL.read_text().replace("${month}", MONTH))}
+        got = {
+            r.route: dict(r._mapping)
+            for r in conn.exec_driver_sql(GRAFANA_SQL.read_text().replace("${month}", MONTH))
+        }
     engine.dispose()
     rep = report.build_report(config_for(pg_url), MONTH)
     assert got["local"]["cached_tokens"] == 20 * 1_102_000
     assert got["local"]["uncounted_prompt_tokens"] == UNCOUNTED
     assert got["cloud"]["cache_write_tokens"] == 8_000
     for route, counts in rep["by_route"].items():
-        assert {k: got[route][k] for k in counts if k != "errors"} == {k: v for k, v in counts.items() if k != "errors"}
+        assert {k: got[route][k] for k in counts if k != "errors"} == {
+            k: v for k, v in counts.items() if k != "errors"
+        }

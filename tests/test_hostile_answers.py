@@ -201,7 +201,11 @@ def test_no_cached_count_is_stored_as_unknown_and_cache_writes_as_writes(box, cl
         box.usage = {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}
         client.chat.completions.create(model="local", messages=USER)  # type: ignore[arg-type]
         assert wait_until(lambda: len(proxy.state.recorder.rows) == 1)
-        box.usage = {"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 0}}
+        box.usage = {
+            "prompt_tokens": 5,
+            "completion_tokens": 1,
+            "prompt_tokens_details": {"cached_tokens": 0},
+        }
         client.chat.completions.create(model="local", messages=USER)  # type: ignore[arg-type]
         assert wait_until(lambda: len(proxy.state.recorder.rows) == 2)
         box.usage = {

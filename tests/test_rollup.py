@@ -30,7 +30,13 @@ from router.ledger.writer import UsageRecorder
 from tests.test_report import config_for
 
 MONTHS = ("2026-08", "2026-09", "2026-10")
-TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens", "uncounted_prompt_tokens")
+TOKENS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "uncounted_prompt_tokens",
+)
 KEYS = ("route", "backend", "intent", "api", "fallback", "fallback_reason")
 
 
@@ -225,7 +231,9 @@ def write_at_revision(url: str, rows: list[UsageRow]) -> None:
             present = [c["name"] for c in sa.inspect(conn).get_columns("usage") if c["name"] != "id"]
             table = sa.table("usage", *(sa.column(n, usage_table.c[n].type) for n in present))
             values = [{n: v for n, v in row_values(r, False).items() if n in present} for r in rows]
-            if not next(c for c in sa.inspect(conn).get_columns("usage") if c["name"] == "cached_tokens")["nullable"]:
+            if not next(c for c in sa.inspect(conn).get_columns("usage") if c["name"] == "cached_tokens")[
+                "nullable"
+            ]:
                 for v in values:  # before 0009 a missing cached count was stored as 0
                     v["cached_tokens"] = v["cached_tokens"] or 0
             conn.execute(sa.insert(table), values)
@@ -388,7 +396,9 @@ def test_upgrade_to_0009_tells_a_cached_count_never_reported_from_zero_hits(db_u
             make_row("local-0", day, route="local", backend="spark", cached_tokens=0),
             make_row("local-hit", day, route="local", backend="spark", cached_tokens=60),
             make_row("cloud-0", day, route="cloud", backend="cloud", cached_tokens=0),
-            make_row("estimated", day, route="cloud", backend="cloud", cached_tokens=0, tokens_estimated=True),
+            make_row(
+                "estimated", day, route="cloud", backend="cloud", cached_tokens=0, tokens_estimated=True
+            ),
         ],
     )
     db.upgrade(db_url)

@@ -44,7 +44,13 @@ from router.ledger.prices import as_cloud_would_bill, as_dict, cost, rates
 
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
 # The order cost() and as_cloud_would_bill() take the first four in.
-_TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens", "uncounted_prompt_tokens")
+_TOKENS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "uncounted_prompt_tokens",
+)
 UNROUTED = "unrouted"  # rows whose request was never served (route NULL)
 
 
@@ -289,7 +295,9 @@ def _priced(config: Config, served: dict[tuple[str, str, str], dict[str, int]]) 
                 continue
             r = rates(config.backends[backend])
             out.prices[backend] = as_dict(r)
-            amount = cost(r, c["prompt_tokens"], c["completion_tokens"], c["cached_tokens"], c["cache_write_tokens"])
+            amount = cost(
+                r, c["prompt_tokens"], c["completion_tokens"], c["cached_tokens"], c["cache_write_tokens"]
+            )
             _merge(out.spend.setdefault(backend, {**_counts(), "cost": 0.0}), c, cost=amount)
         elif route == "local":
             ref = reference_cloud(config, backend, api)

@@ -30,15 +30,7 @@ def usage_row(
     upstream reported none, or the tokens are estimated). Text only when
     ``database.store_text`` is on."""
     usage, served, shadow = outcome.usage, outcome.served, decision.shadow
-    cached: int | None
-    if usage is not None:
-        prompt, completion, reasoning, written = usage.prompt, usage.completion, usage.reasoning, usage.cache_write
-        cached = usage.cached if usage.cache_counted else None
-    elif outcome.billed:
-        # An estimate says nothing about the cache: no cached count (NULL), not 0 hits.
-        prompt, completion, cached, reasoning, written = facts.prompt_estimate, outcome.completion_estimate, None, 0, 0
-    else:
-        prompt = completion = cached = reasoning = written = 0
+    prompt, completion, cached, reasoning, written = _tokens(facts, outcome)
     return UsageRow(
         request_id=facts.request_id,
         started_at=facts.started_at,
@@ -80,3 +72,15 @@ def usage_row(
         prompt_text=facts.prompt_text if facts.store_text else None,
         completion_text=outcome.text if facts.store_text else None,
     )
+
+
+def _tokens(facts: Facts, outcome: Outcome) -> tuple[int, int, int | None, int, int]:
+    """``(prompt, completion, cached, reasoning, cache_write)`` of the row."""
+    usage = outcome.usage
+    if usage is not None:
+        cached = usage.cached if usage.cache_counted else None
+        return usage.prompt, usage.completion, cached, usage.reasoning, usage.cache_write
+    if outcome.billed:
+        # An estimate says nothing about the cache: no cached count (NULL), not 0 hits.
+        return facts.prompt_estimate, outcome.completion_estimate, None, 0, 0
+    return 0, 0, 0, 0, 0
