@@ -43,7 +43,7 @@ from router.ledger.models import UsageDaily, usage_daily_table, usage_table
 from router.ledger.prices import as_cloud_would_bill, as_dict, cost, rates
 
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
-# The order cost() and as_cloud_would_bill() take the first four in.
+# The token sums of each rollup group (router.ledger.models.UsageDaily), as the report adds them.
 _TOKENS = (
     "prompt_tokens",
     "completion_tokens",
