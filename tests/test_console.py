@@ -125,7 +125,11 @@ def traffic() -> list[UsageRow]:
     ]
     rows += [row(300 + i, confidence=0.31, reason="low_confidence", intent="writing") for i in range(6)]
     rows += [row(400 + i, status=502, error_type="upstream_error") for i in range(3)]
-    rows += [row(500 + i, client="team-b", api="messages", endpoint="messages") for i in range(4)]
+    # A box without --enable-prompt-tokens-details: no cached count (valued at the input price).
+    rows += [
+        row(500 + i, client="team-b", api="messages", endpoint="messages", cached_tokens=None)
+        for i in range(4)
+    ]
     rows += [row(600, intent=None, confidence=None, reason="override_header")]
     return rows
 
@@ -425,6 +429,11 @@ async def test_month_equals_the_report(seeded: str, tmp_path: Path) -> None:
     assert shown["net_offload"] == pytest.approx(expected["net_offload"])
     assert shown["cloud_spend"] == pytest.approx(expected["cloud_spend"]["total"])
     assert shown["local_value"] == pytest.approx(expected["local_value"]["cloud_equivalent"])
+    assert shown["without_cache_discount"] == pytest.approx(expected["local_value"]["without_cache_discount"])
+    assert shown["uncounted_prompt_tokens"] == expected["local_value"]["uncounted_prompt_tokens"] > 0
+    assert "local prompt tokens had no cached count: valued at the full input price" in html
+    for name, prices in expected["prices"].items():
+        assert f'<tr><td>{name}</td><td class="n">{prices["input_per_mtok"]}</td>' in html
     assert shown["local_cost"] == pytest.approx(expected["local_cost"]["total"])
     assert shown["amortisation"] == pytest.approx(expected["local_cost"]["amortisation"])
     assert shown["power"] == pytest.approx(expected["local_cost"]["power"])

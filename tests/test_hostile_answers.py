@@ -192,6 +192,37 @@ def test_sane_usage_is_stored_as_reported(box, cloud_fake) -> None:
         proxy.stop()
 
 
+def test_no_cached_count_is_stored_as_unknown_and_cache_writes_as_writes(box, cloud_fake) -> None:
+    """vLLM without --enable-prompt-tokens-details says nothing of its cache: the row says it
+    does not know (NULL), where a reported 0 is 0 hits; Anthropic's cache writes are kept."""
+    proxy = _proxy(box, cloud_fake)
+    try:
+        client = openai.OpenAI(base_url=proxy.base_url, api_key="none", max_retries=0)
+        box.usage = {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}
+        client.chat.completions.create(model="local", messages=USER)  # type: ignore[arg-type]
+        assert wait_until(lambda: len(proxy.state.recorder.rows) == 1)
+        box.usage = {
+            "prompt_tokens": 5,
+            "completion_tokens": 1,
+            "prompt_tokens_details": {"cached_tokens": 0},
+        }
+        client.chat.completions.create(model="local", messages=USER)  # type: ignore[arg-type]
+        assert wait_until(lambda: len(proxy.state.recorder.rows) == 2)
+        box.usage = {
+            "input_tokens": 11, "output_tokens": 3, "cache_read_input_tokens": 40, "cache_creation_input_tokens": 8,
+        }  # fmt: skip
+        messages = anthropic.Anthropic(base_url=proxy.url, api_key="none", max_retries=0)
+        messages.messages.create(model="local", max_tokens=32, messages=USER)  # type: ignore[arg-type]
+        assert wait_until(lambda: len(proxy.state.recorder.rows) == 3)
+        unreported, zero, written = proxy.state.recorder.rows
+        assert (unreported.prompt_tokens, unreported.cached_tokens) == (5, None)
+        assert (zero.prompt_tokens, zero.cached_tokens) == (5, 0)
+        assert (written.prompt_tokens, written.cached_tokens, written.cache_write_tokens) == (59, 40, 8)
+        assert not any(r.tokens_estimated for r in (unreported, zero, written))
+    finally:
+        proxy.stop()
+
+
 BROKEN = {
     "truncated_json": (b'{"id": "chatcmpl-1", "choices": [{"index": 0, "mess', JSON),
     "html": (b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>", "text/html"),

@@ -109,6 +109,8 @@ EXPECTED_ROUTES = {
         "prompt_tokens": 5_000_000,
         "completion_tokens": 700_000,
         "cached_tokens": 1_000_000,
+        "cache_write_tokens": 0,
+        "uncounted_prompt_tokens": 0,
         "total_tokens": 5_700_000,
     },
     "local": {
@@ -117,6 +119,8 @@ EXPECTED_ROUTES = {
         "prompt_tokens": 15_000_000,
         "completion_tokens": 3_000_000,
         "cached_tokens": 4_000_000,
+        "cache_write_tokens": 0,
+        "uncounted_prompt_tokens": 0,
         "total_tokens": 18_000_000,
     },
     "unrouted": {
@@ -125,6 +129,8 @@ EXPECTED_ROUTES = {
         "prompt_tokens": 0,
         "completion_tokens": 0,
         "cached_tokens": 0,
+        "cache_write_tokens": 0,
+        "uncounted_prompt_tokens": 0,
         "total_tokens": 0,
     },
 }
@@ -147,6 +153,8 @@ def test_report_numbers(loaded: Config) -> None:
         "prompt_tokens": 20_000_000,
         "completion_tokens": 3_700_000,
         "cached_tokens": 5_000_000,
+        "cache_write_tokens": 0,
+        "uncounted_prompt_tokens": 0,
         "total_tokens": 23_700_000,
     }
     assert rep["by_route"] == EXPECTED_ROUTES
@@ -247,9 +255,10 @@ def test_currency_is_shown_wherever_money_is(loaded: Config) -> None:
     rep = report.build_report(config, "2026-09")
     assert rep["currency"] == "EUR"
     money = [line for line in report.render(rep, "table").splitlines() if " EUR" in line]
-    assert [line.split(":")[0] for line in money] == [
+    assert [line.split(":")[0].strip() for line in money] == [
         "cloud spend (actual)",
         "local tokens at cloud prices",
+        "without the cache discount",
         "local cost (hardware + power)",
         "net offload",
     ]
@@ -323,7 +332,7 @@ def test_grafana_sql_matches_build_report(pg_url: str) -> None:
     rep = report.build_report(config_for(pg_url), "2026-09")
     assert set(got) == set(rep["by_route"]) == {"local", "cloud", "unrouted"}
     for route, counts in rep["by_route"].items():
-        for key in ("requests", "prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens"):
+        for key in ("requests", *report._TOKENS, "total_tokens"):
             assert got[route][key] == counts[key], (route, key)
 
 

@@ -30,7 +30,13 @@ from router.ledger.writer import UsageRecorder
 from tests.test_report import config_for
 
 MONTHS = ("2026-08", "2026-09", "2026-10")
-TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+TOKENS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "uncounted_prompt_tokens",
+)
 KEYS = ("route", "backend", "intent", "api", "fallback", "fallback_reason")
 
 
@@ -96,7 +102,9 @@ def varied_rows(n: int = 500, seed: int = 7) -> list[UsageRow]:
                 shadow_of=f"r-{i - 1:04d}" if i and rnd.random() < 0.1 else None,
                 prompt_tokens=rnd.randrange(50_000),
                 completion_tokens=rnd.randrange(5_000),
-                cached_tokens=rnd.randrange(1_000),
+                # None: the upstream reported no cached count (its prompt is "uncounted").
+                cached_tokens=rnd.choice([None, 0, rnd.randrange(1_000)]),
+                cache_write_tokens=rnd.choice([0, rnd.randrange(1_000)]),
             )
         )
     return rows
@@ -114,7 +122,13 @@ def raw_month(conn: Connection, start: datetime, end: datetime) -> list[tuple[An
             *(u[k] for k in KEYS),
             sa.func.count().label("requests"),
             sa.func.sum(sa.case((failed, 1), else_=0)).label("errors"),
-            *(sa.func.sum(u[t]).label(t) for t in TOKENS),
+            sa.func.sum(u.prompt_tokens).label("prompt_tokens"),
+            sa.func.sum(u.completion_tokens).label("completion_tokens"),
+            sa.func.coalesce(sa.func.sum(u.cached_tokens), 0).label("cached_tokens"),
+            sa.func.coalesce(sa.func.sum(u.cache_write_tokens), 0).label("cache_write_tokens"),
+            sa.func.sum(sa.case((u.cached_tokens.is_(None), u.prompt_tokens), else_=0)).label(
+                "uncounted_prompt_tokens"
+            ),
         )
         .where(u.started_at >= start, u.started_at < end, u.shadow_of.is_(None))
         .group_by(*(u[k] for k in KEYS))
@@ -217,6 +231,11 @@ def write_at_revision(url: str, rows: list[UsageRow]) -> None:
             present = [c["name"] for c in sa.inspect(conn).get_columns("usage") if c["name"] != "id"]
             table = sa.table("usage", *(sa.column(n, usage_table.c[n].type) for n in present))
             values = [{n: v for n, v in row_values(r, False).items() if n in present} for r in rows]
+            if not next(c for c in sa.inspect(conn).get_columns("usage") if c["name"] == "cached_tokens")[
+                "nullable"
+            ]:
+                for v in values:  # before 0009 a missing cached count was stored as 0
+                    v["cached_tokens"] = v["cached_tokens"] or 0
             conn.execute(sa.insert(table), values)
     finally:
         engine.dispose()
@@ -364,6 +383,50 @@ def test_upgrade_backfills_existing_rows_and_downgrade_removes_the_rollup(db_url
         report.build_report(config_for(db_url), "2026-09")
     db.upgrade(db_url)
     assert_rollup_equals_raw(db_url, rows)
+
+
+def test_upgrade_to_0009_tells_a_cached_count_never_reported_from_zero_hits(db_url: str) -> None:
+    """Before 0009 a row stored 0 for both; the upgrade makes a local (or estimated) row's 0
+    unknown, as vLLM reported no count, and the rollup moves those prompts to "uncounted"."""
+    db.upgrade(db_url, "0008")
+    day = datetime(2026, 9, 2, tzinfo=UTC)
+    write_at_revision(
+        db_url,
+        [
+            make_row("local-0", day, route="local", backend="spark", cached_tokens=0),
+            make_row("local-hit", day, route="local", backend="spark", cached_tokens=60),
+            make_row("cloud-0", day, route="cloud", backend="cloud", cached_tokens=0),
+            make_row(
+                "estimated", day, route="cloud", backend="cloud", cached_tokens=0, tokens_estimated=True
+            ),
+        ],
+    )
+    db.upgrade(db_url)
+
+    def cached() -> dict[str, int | None]:
+        engine = db.make_engine(db_url, pooled=False)
+        with engine.connect() as conn:
+            found = dict(conn.execute(sa.text("SELECT request_id, cached_tokens FROM usage")).all())
+        engine.dispose()
+        return found
+
+    assert cached() == {"local-0": None, "local-hit": 60, "cloud-0": 0, "estimated": None}
+    september = report.build_report(config_for(db_url), "2026-09")
+    assert september["local_value"]["uncounted_prompt_tokens"] == 100  # local-0's prompt
+    assert september["by_route"]["cloud"]["uncounted_prompt_tokens"] == 100  # the estimate's
+    assert_rollup_equals_raw(db_url)
+
+    from alembic import command
+
+    cfg = db.alembic_config()
+    engine = db.make_engine(db_url, pooled=False)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0008")
+    engine.dispose()
+    assert cached() == {"local-0": 0, "local-hit": 60, "cloud-0": 0, "estimated": 0}
+    db.upgrade(db_url)
+    assert_rollup_equals_raw(db_url)
 
 
 def test_rollup_reads_whole_utc_days_only(tmp_path: Path) -> None:

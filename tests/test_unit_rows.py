@@ -75,6 +75,7 @@ def test_without_usage_a_billed_request_is_estimated_and_a_refused_one_counts_no
         7,
         True,
     )
+    assert estimated.cached_tokens is None  # an estimate counts no cache hits: unknown, not 0
     refused = usage_row(FACTS, DECISION, Outcome(status=503, latency_ms=1.0, billed=False, error_type="x"))
     assert (refused.prompt_tokens, refused.completion_tokens, refused.tokens_estimated) == (0, 0, False)
     assert (refused.backend, refused.route, refused.fallback, refused.error_type) == (None, None, False, "x")

@@ -14,7 +14,11 @@
 --   sed "s/\${month}/2026-11/" deploy/sql/monthly_report.sql | psql "$DATABASE_URL"
 --
 -- Rows that were never served (route NULL) appear as 'unrouted', as in the
--- report. `cached_tokens` is part of `prompt_tokens`; total = prompt + completion.
+-- report. `cached_tokens` (read from the prompt cache) and `cache_write_tokens`
+-- (written to it) are parts of `prompt_tokens`; total = prompt + completion.
+-- `uncounted_prompt_tokens` are the prompt tokens of rows with no cached count
+-- (cached_tokens NULL: vLLM without --enable-prompt-tokens-details), which the
+-- report values at the full input price (docs/report.md).
 -- Shadow runs (shadow_of) and `offload gate` runs (gate_run) are evidence, not
 -- traffic: left out, as the report leaves them out.
 WITH bounds AS (
@@ -27,6 +31,8 @@ SELECT
     COALESCE(SUM(u.prompt_tokens), 0) AS prompt_tokens,
     COALESCE(SUM(u.completion_tokens), 0) AS completion_tokens,
     COALESCE(SUM(u.cached_tokens), 0) AS cached_tokens,
+    COALESCE(SUM(u.cache_write_tokens), 0) AS cache_write_tokens,
+    COALESCE(SUM(CASE WHEN u.cached_tokens IS NULL THEN u.prompt_tokens ELSE 0 END), 0) AS uncounted_prompt_tokens,
     COALESCE(SUM(u.prompt_tokens + u.completion_tokens), 0) AS total_tokens
 FROM usage AS u, bounds AS b
 WHERE u.started_at >= b.month_start

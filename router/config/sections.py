@@ -121,7 +121,10 @@ class AuthConfig(_Strict):
 class Price(_Strict):
     input_per_mtok: float = Field(0.0, ge=0)
     output_per_mtok: float = Field(0.0, ge=0)
+    # Unset: the provider's rule (router/ledger/prices.py): for kind anthropic 0.1 x input
+    # (reads) and 1.25 x input (5-minute cache writes); for other kinds the input price.
     cached_input_per_mtok: float | None = Field(None, ge=0)
+    cache_write_per_mtok: float | None = Field(None, ge=0)
 
 
 class Hardware(_Strict):

@@ -30,12 +30,16 @@ if TYPE_CHECKING:
 
 
 class Usage(NamedTuple):
-    """Tokens as the report counts them: ``prompt`` includes cached input."""
+    """Tokens as the report counts them: ``prompt`` includes cached input and cache writes."""
 
     prompt: int
     completion: int
-    cached: int = 0
+    cached: int = 0  # read from the prompt cache; 0 also when not reported (see cache_counted)
     reasoning: int = 0
+    cache_write: int = 0  # written to the prompt cache (Anthropic bills them above input)
+    # False when the upstream said nothing about its cache (vLLM without
+    # --enable-prompt-tokens-details): the row stores NULL, not a made-up 0 hits.
+    cache_counted: bool = True
 
 
 class Adapted(NamedTuple):
@@ -194,7 +198,8 @@ MAX_SANE_TOKENS = 100_000_000
 
 
 def sane_usage(prompt: Any, completion: Any, cached: Any = None, reasoning: Any = None) -> Usage | None:
-    """Usage from an upstream's raw counts; an absent count (None) is 0. None when any
+    """Usage from an upstream's raw counts; an absent count (None) is 0 (an absent cached
+    count is also ``cache_counted=False``). None when any
     count is present but not a sane non-negative integer (a string, a float, a bool, a
     negative number, 2**63): such usage is treated as absent, so that the request's row
     keeps the proxy's estimate and says so (``tokens_estimated``), instead of storing a
@@ -209,7 +214,8 @@ def sane_usage(prompt: Any, completion: Any, cached: Any = None, reasoning: Any 
             return None
     if counts[2] > counts[0]:
         return None  # more cached than prompt tokens: not a usage the report can believe
-    return Usage(*counts)
+    prompt_n, completion_n, cached_n, reasoning_n = counts
+    return Usage(prompt_n, completion_n, cached_n, reasoning_n, cache_counted=cached is not None)
 
 
 # --------------------------------------------------------------- thinking

@@ -155,13 +155,16 @@ class CountTokens(Messages):
 
 def messages_usage(usage: dict[str, Any]) -> Usage | None:
     """Anthropic counts input in three parts (uncached, cache writes, cache reads); the
-    report's prompt is their sum, with the reads as its cached part."""
+    report's prompt is their sum, with the reads as its cached part and the writes as its
+    cache writes. No ``cache_read_input_tokens`` at all: the cached count is unknown."""
     tokens = sane_usage(usage.get("input_tokens"), usage.get("output_tokens"))
-    cache = sane_usage(usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens"))
+    read = usage.get("cache_read_input_tokens")
+    cache = sane_usage(read, usage.get("cache_creation_input_tokens"))
     if tokens is None or cache is None:
         return None
     reads, writes = cache.prompt, cache.completion
-    return Usage(tokens.prompt + writes + reads, tokens.completion, reads)
+    prompt = tokens.prompt + writes + reads
+    return Usage(prompt, tokens.completion, reads, cache_write=writes, cache_counted=read is not None)
 
 
 # ------------------------------------------------------------ the view

@@ -26,7 +26,7 @@ from router.gate.runner import Progress, TargetError, new_run_id, resolve_target
 from router.gate.sandbox import Limits, Sandbox, SandboxError
 from router.gate.suites import Case, SuiteError, load
 from router.ledger.db import SchemaOutOfDate, ensure_schema
-from router.ledger.report import cost
+from router.ledger.prices import cost, rates
 
 _CONFIG_HELP = "config file (default: $OFFLOAD_CONFIG, else ./config/router.yaml)"
 
@@ -140,7 +140,7 @@ def _run(config: Config, opts: argparse.Namespace) -> int:
     )
     store.save(config.database.url, run, results)
     prompt, completion, cached = store.tokens(config.database.url, run_id)
-    price = config.backends[target.name].price
+    price = rates(config.backends[target.name])
     print(
         f"stored run {run_id}: {run.wall_time_s:.0f} s, {prompt:,} prompt and {completion:,} completion tokens"
         f" (${cost(price, prompt, completion, cached):,.2f} at {target.name}'s price)."

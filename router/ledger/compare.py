@@ -21,7 +21,8 @@ import sqlalchemy as sa
 from router.config import Config, load_config
 from router.ledger.db import make_engine, sqlite_file_missing
 from router.ledger.models import usage_table
-from router.ledger.report import cost, month_argument
+from router.ledger.prices import cost, rates
+from router.ledger.report import month_argument
 
 
 def pairs(config: Config, start: datetime, end: datetime, intent: str | None = None) -> list[dict[str, Any]]:
@@ -31,7 +32,8 @@ def pairs(config: Config, start: datetime, end: datetime, intent: str | None = N
     columns = [
         real.intent, shadow.arm, real.backend.label("cloud_backend"),
         real.prompt_tokens.label("cloud_prompt"), real.completion_tokens.label("cloud_completion"),
-        real.cached_tokens.label("cloud_cached"), real.latency_ms.label("cloud_latency"),
+        real.cached_tokens.label("cloud_cached"), real.cache_write_tokens.label("cloud_cache_write"),
+        real.latency_ms.label("cloud_latency"),
         real.status.label("cloud_status"), shadow.prompt_tokens.label("local_prompt"),
         shadow.completion_tokens.label("local_completion"), shadow.latency_ms.label("local_latency"),
         shadow.status.label("local_status"), shadow.error_type.label("local_error"), shadow.agreement,
@@ -56,6 +58,7 @@ def cloud_spend(config: Config, start: datetime, end: datetime) -> dict[str, flo
             sa.func.sum(u.prompt_tokens).label("prompt"),
             sa.func.sum(u.completion_tokens).label("completion"),
             sa.func.sum(u.cached_tokens).label("cached"),
+            sa.func.sum(u.cache_write_tokens).label("cache_write"),
         )  # fmt: skip
         .where(u.started_at >= start, u.started_at < end, u.route == "cloud", u.shadow_of.is_(None))
         .group_by(u.intent, u.backend)
@@ -64,9 +67,8 @@ def cloud_spend(config: Config, start: datetime, end: datetime) -> dict[str, flo
     for row in _read(config, query):
         backend = config.backends.get(row["backend"] or "")
         if backend is not None:
-            amount = cost(
-                backend.price, int(row["prompt"] or 0), int(row["completion"] or 0), int(row["cached"] or 0)
-            )
+            counts = (int(row[k] or 0) for k in ("prompt", "completion", "cached", "cache_write"))
+            amount = cost(rates(backend), *counts)
             spend[row["intent"] or "unknown"] = spend.get(row["intent"] or "unknown", 0.0) + amount
     return spend
 
@@ -116,12 +118,8 @@ def _pair_cost(config: Config, row: dict[str, Any]) -> float:
     backend = config.backends.get(row["cloud_backend"] or "")
     if backend is None:
         return 0.0
-    return cost(
-        backend.price,
-        int(row["cloud_prompt"] or 0),
-        int(row["cloud_completion"] or 0),
-        int(row["cloud_cached"] or 0),
-    )
+    counts = (int(row[f"cloud_{k}"] or 0) for k in ("prompt", "completion", "cached", "cache_write"))
+    return cost(rates(backend), *counts)
 
 
 def _read(config: Config, query: Any) -> list[dict[str, Any]]:

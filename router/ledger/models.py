@@ -69,7 +69,10 @@ class UsageRow:
     classifier_version: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cached_tokens: int = 0
+    # Part of prompt_tokens read from the prompt cache. NULL: the upstream reported no cached
+    # count (vLLM without --enable-prompt-tokens-details), or the tokens are estimated; the
+    # report values such rows at the full input price and says how many tokens it did so for.
+    cached_tokens: int | None = 0
     reasoning_tokens: int = 0
     tokens_estimated: bool = False
     latency_ms: float = 0.0
@@ -84,6 +87,8 @@ class UsageRow:
     gate_run: str | None = None  # `offload gate run`'s traffic: the id of its run (not the month's traffic)
     # Admission's expected time to first token (a vLLM backend with max_ttft_s), beside ttft_ms.
     expected_ttft_ms: float | None = None
+    # Part of prompt_tokens written to the prompt cache (Anthropic's cache_creation_input_tokens).
+    cache_write_tokens: int = field(default=0, metadata=NULLABLE)
     # Only filled when database.store_text is on.
     prompt_text: str | None = field(default=None, metadata=LONG_TEXT)
     completion_text: str | None = field(default=None, metadata=LONG_TEXT)
@@ -169,6 +174,9 @@ class UsageDaily(Base):
     prompt_tokens: Mapped[int] = mapped_column(BigInteger)
     completion_tokens: Mapped[int] = mapped_column(BigInteger)
     cached_tokens: Mapped[int] = mapped_column(BigInteger)
+    cache_write_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")  # revision 0009
+    # The prompt tokens of rows with no cached count (cached_tokens NULL), revision 0009.
+    uncounted_prompt_tokens: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
 
 class Label(Base):

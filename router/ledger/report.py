@@ -1,15 +1,20 @@
 """The monthly offload report: ``offload report --month YYYY-MM``.
 
 Months are calendar months in UTC. Money is in whatever currency the config's
-prices are in. Pricing follows OpenAI's usage semantics: ``cached_tokens`` is
-the part of ``prompt_tokens`` served from the prompt cache (billed at the
-cached price, or the input price when none is set) and reasoning tokens are
-part of ``completion_tokens``.
+prices are in. Token counts follow OpenAI's usage semantics: ``cached_tokens``
+(read from the prompt cache) and ``cache_write_tokens`` (written to it: Anthropic)
+are parts of ``prompt_tokens``, reasoning tokens part of ``completion_tokens``;
+``uncounted_prompt_tokens`` are the prompt tokens of rows with no cached count.
+The prices, and the ones derived where the config sets none, are
+``router.ledger.prices``; the report lists the ones it used.
 
 Rows are grouped by the route that served them (``unrouted`` when none did).
 Per-route counts include failed requests (``errors``); the local share of
-requests counts answered ones only. Local tokens are valued at the prices of
-the local backend's first cloud fallback, else of the first cloud backend.
+requests counts answered ones only. Local tokens are valued as the local
+backend's first cloud fallback (else the first cloud backend) would have billed
+them: cached tokens as cache reads, the rest as input (for Anthropic, as cache
+writes), tokens with no cached count at the full input price (and the report
+says how many).
 
 The figures are read from ``usage_daily`` (``router.ledger.models.UsageDaily``), the
 per-day sums that database triggers keep as rows are written: the same numbers
@@ -32,12 +37,20 @@ from typing import Any
 import orjson
 from sqlalchemy import Select, func, inspect, select
 
-from router.config import Config, ConfigError, Price, load_config
+from router.config import Config, ConfigError, load_config
 from router.ledger.db import SchemaOutOfDate, make_engine, sqlite_file_missing
 from router.ledger.models import UsageDaily, usage_daily_table, usage_table
+from router.ledger.prices import as_cloud_would_bill, as_dict, cost, rates
 
 _MONTH = re.compile(r"(\d{4})-(0[1-9]|1[0-2])")
-_TOKENS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+# The token sums of each rollup group (router.ledger.models.UsageDaily), as the report adds them.
+_TOKENS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "uncounted_prompt_tokens",
+)
 UNROUTED = "unrouted"  # rows whose request was never served (route NULL)
 
 
@@ -71,16 +84,6 @@ def current_month(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).strftime("%Y-%m")
 
 
-def cost(price: Price, prompt: int, completion: int, cached: int) -> float:
-    cached = min(cached, prompt)
-    cached_price = (
-        price.input_per_mtok if price.cached_input_per_mtok is None else price.cached_input_per_mtok
-    )
-    return (
-        (prompt - cached) * price.input_per_mtok + cached * cached_price + completion * price.output_per_mtok
-    ) / 1e6
-
-
 def reference_cloud(config: Config, local_backend: str, api: str = "chat") -> str | None:
     """The cloud backend whose prices value a local backend's tokens of one API.
 
@@ -103,14 +106,7 @@ def reference_cloud(config: Config, local_backend: str, api: str = "chat") -> st
 
 
 def _counts() -> dict[str, int]:
-    return {
-        "requests": 0,
-        "errors": 0,
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-        "cached_tokens": 0,
-        "total_tokens": 0,
-    }
+    return {"requests": 0, "errors": 0, **dict.fromkeys(_TOKENS, 0), "total_tokens": 0}
 
 
 def _add(into: dict[str, int], row: dict[str, Any]) -> None:
@@ -130,9 +126,12 @@ def _query(config: Config, start: datetime, end: datetime) -> list[dict[str, Any
             tables = inspect(conn)
             if not tables.has_table(usage_table.name):
                 return []  # nothing was ever recorded here
-            if not tables.has_table(UsageDaily.__tablename__):
+            daily = UsageDaily.__tablename__
+            if not tables.has_table(daily) or "uncounted_prompt_tokens" not in {
+                c["name"] for c in tables.get_columns(daily)
+            }:
                 raise SchemaOutOfDate(
-                    "the database schema predates the daily rollup (revision 0006); "
+                    "the database schema predates the rollup's cache counts (revision 0009); "
                     "run: offload db upgrade --config PATH"
                 )
             return [dict(r._mapping) for r in conn.execute(month_sums(start, end))]
@@ -173,11 +172,12 @@ def utc_day(at: datetime) -> date:
     return at.date()
 
 
-def _merge(into: dict[str, Any], counts: dict[str, int], money: str, amount: float) -> None:
+def _merge(into: dict[str, Any], counts: dict[str, int], **money: float) -> None:
     """Add one API's counts and money into a backend's entry."""
     for key, n in counts.items():
         into[key] += n
-    into[money] = _r(into[money] + amount)
+    for key, amount in money.items():
+        into[key] = _r(into[key] + amount)
 
 
 def _r(x: float) -> float:
@@ -197,7 +197,8 @@ def build_report(config: Config, month: str, now: datetime | None = None) -> dic
     local_ok = local["requests"] - local["errors"]
     routed_req = local_ok + cloud["requests"] - cloud["errors"]
     routed_tok = local["total_tokens"] + cloud["total_tokens"]
-    spend, value, unpriced = _priced(config, tally.served)
+    priced = _priced(config, tally.served)
+    spend, value = priced.spend, priced.value
     hardware = _hardware(config, hours, month_hours)
     spend_total = sum(v["cost"] for v in spend.values())
     value_total = sum(v["value"] for v in value.values())
@@ -212,9 +213,7 @@ def build_report(config: Config, month: str, now: datetime | None = None) -> dic
         "empty": not rows,
         "requests": total["requests"],
         "errors": total["errors"],
-        "tokens": {
-            k: total[k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens")
-        },
+        "tokens": {k: total[k] for k in (*_TOKENS, "total_tokens")},
         "by_route": dict(sorted(by_route.items())),
         "by_intent": dict(sorted(tally.by_intent.items())),
         "by_api": dict(sorted(tally.by_api.items())),
@@ -223,8 +222,15 @@ def build_report(config: Config, month: str, now: datetime | None = None) -> dic
             "tokens": _r(local["total_tokens"] / routed_tok) if routed_tok else 0.0,
         },
         "fallbacks": {"count": sum(fallbacks.values()), "by_reason": dict(sorted(fallbacks.items()))},
-        "cloud_spend": {"total": _r(spend_total), "by_backend": spend, "unpriced_backends": unpriced},
-        "local_value": {"cloud_equivalent": _r(value_total), "by_backend": value},
+        "cloud_spend": {"total": _r(spend_total), "by_backend": spend, "unpriced_backends": priced.unpriced},
+        "local_value": {
+            "cloud_equivalent": _r(value_total),
+            # The same tokens with every prompt token at the input price: what the cache is worth.
+            "without_cache_discount": _r(sum(v["without_cache_discount"] for v in value.values())),
+            "uncounted_prompt_tokens": sum(v["uncounted_prompt_tokens"] for v in value.values()),
+            "by_backend": value,
+        },
+        "prices": priced.prices,
         "local_cost": {
             "hours": _r(hours),
             "month_hours": month_hours,
@@ -267,37 +273,56 @@ def _tally(rows: list[dict[str, Any]]) -> _Tally:
     return t
 
 
-def _priced(
-    config: Config, served: dict[tuple[str, str, str], dict[str, int]]
-) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """What the cloud backends cost, what the local tokens were worth at cloud prices, and the
-    cloud backends no longer in the config (unpriced)."""
-    spend: dict[str, Any] = {}
-    value: dict[str, Any] = {}
-    unpriced: list[str] = []
+@dataclass
+class _Priced:
+    """What the cloud backends cost (``spend``), what the local tokens were worth at cloud
+    prices (``value``), the cloud backends no longer in the config (``unpriced``) and the
+    prices used for either (``prices``, by backend)."""
+
+    spend: dict[str, Any] = field(default_factory=dict)
+    value: dict[str, Any] = field(default_factory=dict)
+    unpriced: list[str] = field(default_factory=list)
+    prices: dict[str, Any] = field(default_factory=dict)
+
+
+def _priced(config: Config, served: dict[tuple[str, str, str], dict[str, int]]) -> _Priced:
+    out = _Priced()
     for (route, backend, api), c in sorted(served.items()):
         if route == "cloud":
             if backend not in config.backends:
-                if backend not in unpriced:
-                    unpriced.append(backend)  # served by a backend since removed from the config
+                if backend not in out.unpriced:
+                    out.unpriced.append(backend)  # served by a backend since removed from the config
                 continue
-            price = cost(config.backends[backend].price, *(c[t] for t in _TOKENS))
-            _merge(spend.setdefault(backend, {**_counts(), "cost": 0.0}), c, "cost", price)
+            r = rates(config.backends[backend])
+            out.prices[backend] = as_dict(r)
+            amount = cost(
+                r, c["prompt_tokens"], c["completion_tokens"], c["cached_tokens"], c["cache_write_tokens"]
+            )
+            _merge(out.spend.setdefault(backend, {**_counts(), "cost": 0.0}), c, cost=amount)
         elif route == "local":
             ref = reference_cloud(config, backend, api)
-            worth = cost(config.backends[ref].price, *(c[t] for t in _TOKENS)) if ref else 0.0
-            entry = value.setdefault(
-                backend,
-                {
-                    **_counts(),
-                    "priced_as": reference_cloud(config, backend),
-                    "priced_as_by_api": {},
-                    "value": 0.0,
-                },
-            )
-            _merge(entry, c, "value", worth)
+            worth = full = 0.0
+            if ref:
+                r = rates(config.backends[ref])
+                out.prices[ref] = as_dict(r)
+                tokens = (c["prompt_tokens"], c["completion_tokens"], c["cached_tokens"])
+                worth = as_cloud_would_bill(r, *tokens, c["uncounted_prompt_tokens"])
+                full = cost(r, c["prompt_tokens"], c["completion_tokens"], 0)
+            entry = out.value.setdefault(backend, _value_entry(config, backend))
+            _merge(entry, c, value=worth, without_cache_discount=full)
             entry["priced_as_by_api"][api] = ref
-    return spend, value, unpriced
+    out.prices = dict(sorted(out.prices.items()))
+    return out
+
+
+def _value_entry(config: Config, backend: str) -> dict[str, Any]:
+    return {
+        **_counts(),
+        "priced_as": reference_cloud(config, backend),
+        "priced_as_by_api": {},
+        "value": 0.0,
+        "without_cache_discount": 0.0,
+    }
 
 
 def _hardware(config: Config, hours: float, month_hours: int) -> dict[str, Any]:
@@ -343,6 +368,11 @@ def _csv_rows(report: dict[str, Any]) -> Iterable[tuple[str, str, str, Any]]:
     for backend, v in report["local_value"]["by_backend"].items():
         yield ("local_value", backend, "cloud_equivalent", v["value"])
     yield ("local_value", "", "cloud_equivalent", report["local_value"]["cloud_equivalent"])
+    yield ("local_value", "", "without_cache_discount", report["local_value"]["without_cache_discount"])
+    yield ("local_value", "", "uncounted_prompt_tokens", report["local_value"]["uncounted_prompt_tokens"])
+    for backend, p in report["prices"].items():
+        for metric, v in p.items():
+            yield ("prices", backend, metric, "; ".join(v) if isinstance(v, list) else v)
     for metric in ("amortisation", "power", "total"):
         yield ("local_cost", "", metric, report["local_cost"][metric])
     yield ("summary", "", "net_offload", report["net_offload"])
@@ -384,6 +414,7 @@ def _table(report: dict[str, Any]) -> str:
         f"local tokens at cloud prices:     {report['local_value']['cloud_equivalent']:>12,.2f} {cur}"
         + (f"  (priced as {', '.join(refs)})" if refs else "")
     )
+    lines.extend(_value_notes(report))
     lc = report["local_cost"]
     lines.append(
         f"local cost (hardware + power):    {lc['total']:>12,.2f} {cur}"
@@ -396,6 +427,27 @@ def _table(report: dict[str, Any]) -> str:
     )
     lines.append(f"net offload:                      {report['net_offload']:>12,.2f} {cur}")
     return "\n".join(lines) + "\n"
+
+
+def _value_notes(report: dict[str, Any]) -> list[str]:
+    """Under the local value: what it would be without the cache discount, the tokens it had
+    no cached count for, and the prices it used (those assumed, said so)."""
+    lv, cur = report["local_value"], report["currency"]
+    lines = [f"  without the cache discount:     {lv['without_cache_discount']:>12,.2f} {cur}"]
+    if lv["uncounted_prompt_tokens"]:
+        lines.append(
+            f"  {lv['uncounted_prompt_tokens']:,} local prompt tokens had no cached count:"
+            " valued at the full input price"
+        )
+    lines.append(f"prices used ({cur} per million tokens):")
+    for backend, p in report["prices"].items():
+        lines.append(
+            f"  {backend}: input {p['input_per_mtok']:g}, output {p['output_per_mtok']:g}, cache read "
+            f"{p['cache_read_per_mtok']:g}, cache write {p['cache_write_per_mtok']:g};"
+            f" local uncached tokens as {p['uncached_local_as']}"
+            + (f" (assumed: {', '.join(p['assumed'])})" if p["assumed"] else "")
+        )
+    return lines
 
 
 def render(report: dict[str, Any], fmt: str = "table") -> str:

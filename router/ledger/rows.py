@@ -26,14 +26,11 @@ def usage_row(
 
     Tokens: the upstream's usage when it reported some; else, for a request that reached
     a model, the prompt estimate and ``completion_estimate``, flagged as estimated; for
-    one that generated nothing, none. Text only when ``database.store_text`` is on."""
+    one that generated nothing, none. The cached count is NULL where nobody counted it (the
+    upstream reported none, or the tokens are estimated). Text only when
+    ``database.store_text`` is on."""
     usage, served, shadow = outcome.usage, outcome.served, decision.shadow
-    if usage is not None:
-        prompt, completion, cached, reasoning = usage
-    elif outcome.billed:
-        prompt, completion, cached, reasoning = facts.prompt_estimate, outcome.completion_estimate, 0, 0
-    else:
-        prompt = completion = cached = reasoning = 0
+    prompt, completion, cached, reasoning, written = _tokens(facts, outcome)
     return UsageRow(
         request_id=facts.request_id,
         started_at=facts.started_at,
@@ -60,6 +57,7 @@ def usage_row(
         prompt_tokens=prompt,
         completion_tokens=completion,
         cached_tokens=cached,
+        cache_write_tokens=written,
         reasoning_tokens=reasoning,
         tokens_estimated=usage is None and outcome.billed,
         latency_ms=outcome.latency_ms,
@@ -74,3 +72,15 @@ def usage_row(
         prompt_text=facts.prompt_text if facts.store_text else None,
         completion_text=outcome.text if facts.store_text else None,
     )
+
+
+def _tokens(facts: Facts, outcome: Outcome) -> tuple[int, int, int | None, int, int]:
+    """``(prompt, completion, cached, reasoning, cache_write)`` of the row."""
+    usage = outcome.usage
+    if usage is not None:
+        cached = usage.cached if usage.cache_counted else None
+        return usage.prompt, usage.completion, cached, usage.reasoning, usage.cache_write
+    if outcome.billed:
+        # An estimate says nothing about the cache: no cached count (NULL), not 0 hits.
+        return facts.prompt_estimate, outcome.completion_estimate, None, 0, 0
+    return 0, 0, 0, 0, 0
