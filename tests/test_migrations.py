@@ -26,7 +26,7 @@ def _indexes(url: str) -> set[str]:
 
 
 def test_head_is_last_revision() -> None:
-    assert db.head_revision() == "0009"
+    assert db.head_revision() == "0010"
 
 
 def test_upgrade_empty_database(db_url: str) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from router.sessions import MAX_ID, Seen, Sessions, session_of
+from tests.harness import MemoryRecorder, ProxyServer, make_config, wait_until
 
 RECORDED = Path(__file__).parent / "data" / "agent_requests"
 
@@ -71,3 +72,22 @@ def test_where_a_session_ran_is_kept_per_client_key_and_bounded() -> None:
     sessions.remember("agents", "s2", seen)
     sessions.remember("agents", "s3", seen)
     assert sessions.last("agents", "s1") is None and len(sessions) == 2  # the oldest went first
+
+
+def test_the_usage_row_keeps_the_session_and_a_chain_continues_it(local_fake, cloud_fake) -> None:
+    recorder = MemoryRecorder()
+    proxy = ProxyServer(make_config(local_fake.url, cloud_fake.url), recorder=recorder)
+    try:
+        task, headers = recorded("claude_task")
+        sent = {k: v for k, v in headers.items() if k in ("x-claude-code-session-id", "anthropic-version")}
+        assert proxy.post("/v1/messages", json={**task, "model": "local"}, headers=sent).status_code == 200
+        first = proxy.post("/v1/responses", json={"model": "local", "input": "fix the parser", "store": True})
+        assert first.status_code == 200
+        follow = {"model": "local", "input": "and its test", "previous_response_id": first.json()["id"]}
+        assert proxy.post("/v1/responses", json=follow).status_code == 200
+        assert wait_until(lambda: len(recorder.rows) == 3)
+        sessions = [row.session_id for row in recorder.rows]
+        assert sessions[0] == headers["x-claude-code-session-id"]
+        assert sessions[1].startswith("prefix:") and sessions[2] == sessions[1]  # the chain's session
+    finally:
+        proxy.stop()

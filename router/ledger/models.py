@@ -89,6 +89,8 @@ class UsageRow:
     expected_ttft_ms: float | None = None
     # Part of prompt_tokens written to the prompt cache (Anthropic's cache_creation_input_tokens).
     cache_write_tokens: int = field(default=0, metadata=NULLABLE)
+    # The conversation it belonged to (router/sessions.py): its turns, boxes and route changes.
+    session_id: str | None = None
     # Only filled when database.store_text is on.
     prompt_text: str | None = field(default=None, metadata=LONG_TEXT)
     completion_text: str | None = field(default=None, metadata=LONG_TEXT)
@@ -134,6 +136,7 @@ usage_table = Table(
     Index("ix_usage_started_at_route", "started_at", "route"),
     Index("ix_usage_response_id", "response_id"),
     Index("ix_usage_shadow_of", "shadow_of"),
+    Index("ix_usage_session_id", "session_id"),
     # The console's Decisions view (router/console/queries.py): the newest rows of one
     # client, intent or reason, with every other filter's column in the index, so that
     # a filter that matches nothing is ruled out from the index alone, not row by row;

@@ -69,6 +69,7 @@ def usage_row(
         shadow_of=shadow_of,
         agreement=agreement,
         gate_run=facts.gate_run,
+        session_id=facts.session,
         prompt_text=facts.prompt_text if facts.store_text else None,
         completion_text=outcome.text if facts.store_text else None,
     )
