@@ -103,6 +103,8 @@ def test_a_session_moves_only_when_its_box_goes_down_and_stays_moved(boxes, clou
         response = server.post("/v1/messages", json=turn(session, 1), headers=hdrs)
         assert response.status_code == 200 and response.headers["x-offload-route"] == "local"
         assert response.headers["x-offload-fallback"] == "0", "the backend's other box, not the cloud"
+        metrics = server.get("/metrics").text
+        assert 'offload_session_moves_total{backend="local"} 1.0' in metrics
         restarted = start_in_thread("vllm", port=int(a.url.split(":")[2].split("/")[0]))
         box["a"] = restarted
         try:

@@ -124,6 +124,13 @@ class Metrics:
             ["from_backend", "to_backend", "reason"],
             registry=r,
         )
+        self.session_moves = Counter(
+            "offload_session_moves",
+            "Turns of a session served by another endpoint of its backend than its last turn "
+            "(its box was down, full or refused it): a prefix re-prefilled.",
+            ["backend"],
+            registry=r,
+        )
         self.decisions = Counter(
             "offload_decisions",
             "Requests by the reason of their routing decision (rule:<name> for a team rule).",

@@ -118,6 +118,9 @@ class ProxyState:
         served, session = outcome.served, call.facts.session
         if served is None or served.endpoint is None or session is None or outcome.status >= 400:
             return
+        before = call.seen
+        if before is not None and before.backend == served.backend and before.endpoint != served.endpoint:
+            self.metrics.session_moves.labels(served.backend).inc()
         seen = Seen(served.route, served.backend, served.endpoint, tokens)
         self.sessions.remember(call.facts.client, session, seen)
 
