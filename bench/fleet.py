@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import random
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -353,17 +354,33 @@ def spills_by_reason(text_: str) -> dict[str, int]:
     return {reason: n for reason, n in out.items() if n}
 
 
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Terminate the servers; one that is still draining after 30 s is killed (its figures
+    were read already)."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 async def run_mode(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     box, cloud, claude, proxy = free_port(), free_port(), free_port(), free_port()
     scale = args.scale
+    log = (tmp / f"fleet-{name}.log").open("wb")  # not a pipe: a full one would stall a server
     procs = [
-        start([PY, "-m", "router.fake.spark", "--port", str(box), "--scale", str(scale), "--max-output", "1000"], box),
-        start([PY, "-m", "router.fake.upstream", "--mode", "cloud", "--port", str(cloud), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], cloud),
-        start([PY, "-m", "router.fake.upstream", "--mode", "anthropic", "--port", str(claude), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], claude),
+        start([PY, "-m", "router.fake.spark", "--port", str(box), "--scale", str(scale), "--max-output", "1000"], box, log),
+        start([PY, "-m", "router.fake.upstream", "--mode", "cloud", "--port", str(cloud), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], cloud, log),
+        start([PY, "-m", "router.fake.upstream", "--mode", "anthropic", "--port", str(claude), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], claude, log),
     ]  # fmt: skip
     config = proxy_config(tmp, name, box, cloud, claude, scale, tokens=name == "tokens")
     procs.append(
-        start([PY, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(proxy)], proxy)
+        start(
+            [PY, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(proxy)], proxy, log
+        )
     )
     try:
         shared, sessions = sessions_for(args.seed, args.sessions, args.spread)
@@ -383,10 +400,8 @@ async def run_mode(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
             async with http.get(url + "/readyz") as r:
                 ready = await r.json()
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(10)
+        stop(procs)
+        log.close()
     if args.dump:
         Path(args.dump).with_suffix(f".{name}.jsonl").write_bytes(
             b"".join(orjson.dumps(t.__dict__) + b"\n" for t in turns)
