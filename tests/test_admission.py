@@ -49,6 +49,15 @@ def test_a_burst_of_long_prompts_spills_by_ttft_once_the_owed_prefill_passes_max
     assert account.decide(body_of(9_000), 0.0, may_spill=True).reason == TTFT
 
 
+def test_a_conversation_the_box_holds_nothing_of_gets_half_of_max_ttft_while_others_are_owed() -> None:
+    account = load()
+    cold = account.decide(body_of(14_000), 0.0, may_spill=True, warm=False)  # 20 s on an idle box
+    assert cold.verdict == ADMIT  # no warm session waits for the box: the whole max_ttft_s
+    account.admit(account.decide(body_of(2_000), 0.0, may_spill=True), 0.0)  # 2.9 s owed ahead
+    assert account.decide(body_of(14_000), 0.0, may_spill=True, warm=False).reason == TTFT  # past 15 s
+    assert account.decide(body_of(14_000), 0.0, may_spill=True, warm=True).verdict == ADMIT  # 22.9 s
+
+
 def test_without_a_fallback_it_waits_in_a_queue_bounded_in_tokens() -> None:
     account = load(queue_tokens=20_000)
     for _ in range(3):

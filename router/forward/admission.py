@@ -149,12 +149,15 @@ class EndpointLoad:
         """Admit, spill or wait a request of ``size`` body bytes, ``cached`` of whose prompt
         tokens are known to be in this endpoint's prefix cache. A request of a conversation
         the endpoint does not hold (``warm`` false) that may go elsewhere gets only
-        ``COLD_SHARE`` of ``max_ttft_s``: the box's prefill time goes first to the sessions
-        whose history it already holds, which would pay their whole history again elsewhere."""
+        ``COLD_SHARE`` of ``max_ttft_s`` while others' prefill is owed: the box's prefill time
+        goes first to the sessions whose history it already holds, which would pay their whole
+        history again elsewhere."""
         prompt = self.estimate(size)
         uncached = max(1, prompt - cached)
         expected = self.expected_ttft(uncached, now)
-        limit = self.max_ttft_s if warm or not may_spill else self.max_ttft_s * COLD_SHARE
+        # With nothing owed ahead there is no warm session to give the box to first.
+        cold = not warm and may_spill and bool(self.owed)
+        limit = self.max_ttft_s * COLD_SHARE if cold else self.max_ttft_s
         reason = None
         if expected > limit and (self.owed or may_spill):
             # Past the limit on its own it is still the fallback's: here it would keep every
