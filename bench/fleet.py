@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.overhead import start  # noqa: E402
+from bench.overhead import start, stop  # noqa: E402
 from tests.harness import free_port  # noqa: E402
 
 PY = sys.executable
@@ -352,19 +351,6 @@ def spills_by_reason(text_: str) -> dict[str, int]:
     for match in re.finditer(r'offload_fallbacks_total\{[^}]*reason="([^"]+)"[^}]*\} (\S+)', text_):
         out[match[1]] = out.get(match[1], 0) + int(float(match[2]))
     return {reason: n for reason, n in out.items() if n}
-
-
-def stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    """Terminate the servers; one that is still draining after 30 s is killed (its figures
-    were read already)."""
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 async def run_mode(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:

@@ -459,6 +459,19 @@ def start(cmd: list[str], port: int, log: IO[bytes] | None = None) -> subprocess
     raise RuntimeError(f"{cmd[:4]} did not start")
 
 
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Terminate the servers; one that is still draining after 30 s is killed (its figures
+    were read already)."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def proxy_config(upstream: str, accounting: bool, tmp: Path, admission: bool = False) -> Path:
     """``admission``: the local backend admits by expected time to first token (max_ttft_s),
     with the Spark's rates to start from (docs/admission.md)."""
@@ -751,9 +764,7 @@ async def main() -> None:
         if opts.json:
             opts.json.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
     finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(30)
+        stop(list(reversed(procs)))
 
 
 if __name__ == "__main__":
