@@ -39,7 +39,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.overhead import start  # noqa: E402
+from bench.overhead import start, stop  # noqa: E402
 from tests.harness import free_port  # noqa: E402
 
 PY = sys.executable
@@ -356,14 +356,17 @@ def spills_by_reason(text_: str) -> dict[str, int]:
 async def run_mode(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     box, cloud, claude, proxy = free_port(), free_port(), free_port(), free_port()
     scale = args.scale
+    log = (tmp / f"fleet-{name}.log").open("wb")  # not a pipe: a full one would stall a server
     procs = [
-        start([PY, "-m", "router.fake.spark", "--port", str(box), "--scale", str(scale), "--max-output", "1000"], box),
-        start([PY, "-m", "router.fake.upstream", "--mode", "cloud", "--port", str(cloud), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], cloud),
-        start([PY, "-m", "router.fake.upstream", "--mode", "anthropic", "--port", str(claude), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], claude),
+        start([PY, "-m", "router.fake.spark", "--port", str(box), "--scale", str(scale), "--max-output", "1000"], box, log),
+        start([PY, "-m", "router.fake.upstream", "--mode", "cloud", "--port", str(cloud), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], cloud, log),
+        start([PY, "-m", "router.fake.upstream", "--mode", "anthropic", "--port", str(claude), "--first-byte-delay", str(CLOUD_TTFT_S / scale)], claude, log),
     ]  # fmt: skip
     config = proxy_config(tmp, name, box, cloud, claude, scale, tokens=name == "tokens")
     procs.append(
-        start([PY, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(proxy)], proxy)
+        start(
+            [PY, "-m", "router.ops.cli", "serve", "--config", str(config), "--port", str(proxy)], proxy, log
+        )
     )
     try:
         shared, sessions = sessions_for(args.seed, args.sessions, args.spread)
@@ -383,10 +386,8 @@ async def run_mode(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
             async with http.get(url + "/readyz") as r:
                 ready = await r.json()
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(10)
+        stop(procs)
+        log.close()
     if args.dump:
         Path(args.dump).with_suffix(f".{name}.jsonl").write_bytes(
             b"".join(orjson.dumps(t.__dict__) + b"\n" for t in turns)

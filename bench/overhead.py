@@ -21,6 +21,11 @@ short user turn in each API's shape instead. Usage:
 
     .venv/bin/python bench/overhead.py [--requests 2000] [--latency-ms 5] [--apis chat,responses,messages]
         [--bodies agent|small] [--seconds 10 | 0 to skip throughput] [--accounting | --compare-accounting]
+        [--compare-admission]
+
+``--compare-admission`` runs a second proxy whose local backend admits by expected time to
+first token (``max_ttft_s``, router/forward/admission.py) beside one without, in the same
+rounds: what the token account, the prefix keys and the decision cost a request.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import aiohttp
 import orjson
@@ -435,10 +440,12 @@ APIS = {
 # ------------------------------------------------------------------ processes
 
 
-def start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
-    """Start a server process and wait until its port accepts connections."""
+def start(cmd: list[str], port: int, log: IO[bytes] | None = None) -> subprocess.Popen[bytes]:
+    """Start a server process and wait until its port accepts connections. Its stderr goes to
+    ``log`` when given: a long run's log lines would fill a pipe nobody reads and stall it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr = log if log is not None else subprocess.PIPE
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -452,13 +459,31 @@ def start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError(f"{cmd[:4]} did not start")
 
 
-def proxy_config(upstream: str, accounting: bool, tmp: Path) -> Path:
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Terminate the servers; one that is still draining after 30 s is killed (its figures
+    were read already)."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def proxy_config(upstream: str, accounting: bool, tmp: Path, admission: bool = False) -> Path:
+    """``admission``: the local backend admits by expected time to first token (max_ttft_s),
+    with the Spark's rates to start from (docs/admission.md)."""
     db = (
         {"url": f"sqlite:///{tmp / 'bench.db'}", "spool_path": str(tmp / "spool.jsonl")} if accounting else {}
     )
+    local: dict[str, Any] = {"kind": "vllm", "base_url": upstream, "model": "m", "max_concurrency": 1024}
+    if admission:
+        local.update({"max_ttft_s": 30, "prefill_tps": 700, "decode_tps": 20})
     config = {
         "database": {"enabled": accounting, **db},
-        "backends": {"local": {"kind": "vllm", "base_url": upstream, "model": "m", "max_concurrency": 1024}},
+        "backends": {"local": local},
         "routing": {"default": "local"},
     }
     path = tmp / "bench.yaml"
@@ -673,6 +698,11 @@ async def main() -> None:
         action="store_true",
         help="two proxies, accounting off and on, in the same run",
     )
+    parser.add_argument(
+        "--compare-admission",
+        action="store_true",
+        help="two proxies, the local backend without and with max_ttft_s, in the same run",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     opts = parser.parse_args()
     apis = [a.strip() for a in opts.apis.split(",") if a.strip()]
@@ -692,20 +722,23 @@ async def main() -> None:
     up_root = f"http://127.0.0.1:{up_port}"
     procs = [fake]
     roots = {"direct": up_root}
-    variants = (
-        {"proxy": opts.accounting} if not opts.compare_accounting else {"proxy": False, "proxy_acct": True}
-    )
+    variants = {"proxy": (opts.accounting, False)}  # name → (accounting, admission by tokens)
+    if opts.compare_accounting:
+        variants = {"proxy": (False, False), "proxy_acct": (True, False)}
+    elif opts.compare_admission:
+        variants = {"proxy": (opts.accounting, False), "proxy_ttft": (opts.accounting, True)}
     try:
         await configure_fake(up_root)
-        for name, accounting in variants.items():
+        for name, (accounting, admission) in variants.items():
             port = free_port()
             work = tmp / name
             work.mkdir()
-            config = proxy_config(f"{up_root}/v1", accounting, work)
+            config = proxy_config(f"{up_root}/v1", accounting, work, admission)
             cmd = serve_command(config, port)
             procs.append(start(cmd, port))
             roots[name] = f"http://127.0.0.1:{port}"
         mode = "compared" if opts.compare_accounting else ("on" if opts.accounting else "off")
+        mode += "; admission by tokens compared" if opts.compare_admission else ""
         cases = cases_for(apis, roots, opts.bodies == "small")
         sizes = ", ".join(f"{c.api} {len(c.body):,} B" for c in cases if c.stream)
         print(
@@ -731,9 +764,7 @@ async def main() -> None:
         if opts.json:
             opts.json.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
     finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(30)
+        stop(list(reversed(procs)))
 
 
 if __name__ == "__main__":

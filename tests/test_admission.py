@@ -27,11 +27,13 @@ def body_of(tokens: int, bytes_per_token: float = 3.2) -> int:
     return int(tokens * bytes_per_token)
 
 
-def test_an_idle_box_admits_even_a_prompt_longer_than_max_ttft() -> None:
+def test_an_idle_box_admits_a_prompt_longer_than_max_ttft_only_when_it_cannot_go_elsewhere() -> None:
     account = load()
-    admit = account.decide(body_of(60_000), 0.0, may_spill=True)
-    assert admit.verdict == ADMIT  # nothing ahead: waiting or moving cannot make it sooner here
+    admit = account.decide(body_of(60_000), 0.0, may_spill=False)
+    assert admit.verdict == ADMIT  # nothing ahead: waiting cannot make it sooner here
     assert admit.expected_ttft_s == pytest.approx(60_000 / 700, rel=0.01)
+    # With a fallback it goes there: 86 s of prefill here would hold up every request after it.
+    assert account.decide(body_of(60_000), 0.0, may_spill=True).reason == TTFT
 
 
 def test_a_burst_of_long_prompts_spills_by_ttft_once_the_owed_prefill_passes_max_ttft() -> None:
@@ -45,6 +47,15 @@ def test_a_burst_of_long_prompts_spills_by_ttft_once_the_owed_prefill_passes_max
     # 9K tokens are 12.9 s at 700/s: two fit under 30 s, the third would wait 38.6 s
     assert verdicts == [ADMIT, ADMIT, SPILL, SPILL, SPILL]
     assert account.decide(body_of(9_000), 0.0, may_spill=True).reason == TTFT
+
+
+def test_a_conversation_the_box_holds_nothing_of_gets_half_of_max_ttft_while_others_are_owed() -> None:
+    account = load()
+    cold = account.decide(body_of(14_000), 0.0, may_spill=True, warm=False)  # 20 s on an idle box
+    assert cold.verdict == ADMIT  # no warm session waits for the box: the whole max_ttft_s
+    account.admit(account.decide(body_of(2_000), 0.0, may_spill=True), 0.0)  # 2.9 s owed ahead
+    assert account.decide(body_of(14_000), 0.0, may_spill=True, warm=False).reason == TTFT  # past 15 s
+    assert account.decide(body_of(14_000), 0.0, may_spill=True, warm=True).verdict == ADMIT  # 22.9 s
 
 
 def test_without_a_fallback_it_waits_in_a_queue_bounded_in_tokens() -> None:
@@ -78,6 +89,15 @@ def test_a_first_byte_settles_the_prefill_of_everything_before_it() -> None:
     account.first_byte(tickets[1], 8.0)  # FIFO: the first is done too
     assert list(account.owed) == [tickets[2].id]
     assert account.kv_held == 3 * (tickets[0].kv_tokens)
+
+
+def test_a_whole_answer_settles_the_prefill_before_it_but_teaches_no_prefill_rate() -> None:
+    account = load()
+    tickets = [account.admit(account.decide(body_of(3_000), 0.0, may_spill=True), 0.0) for _ in range(3)]
+    account.finished(tickets[1], 20.0, body_of(3_000), 3_000, 0, 201)  # not streamed: no first byte
+    assert list(account.owed) == [tickets[2].id]  # FIFO: the first one's prefill is done too
+    assert account.prefill.value == pytest.approx(700.0)  # when its prefill ended is not measured
+    assert account.prefill_owed(10.0) == pytest.approx(3_000, rel=0.01)  # the third starts at 10 s
 
 
 def test_the_deadline_grows_with_the_expected_ttft_and_keeps_a_floor() -> None:

@@ -57,3 +57,22 @@ def test_hints_lapse_once_the_endpoint_prefilled_more_than_its_cache_holds() -> 
     hints.remember(k, prompt=20_000, cached=0)
     hints.prefilled(60_000)  # other work since: LRU evicted it
     assert hints.cached(k) == 0 and not hints.warm(k)
+
+
+def test_the_first_conversation_of_a_client_bounds_its_fixed_prefix_until_the_next_measures_it() -> None:
+    hints = PrefixHints(kv_tokens=1_000_000)
+    hints.remember(keys("messages", claude("fix the bug")), prompt=20_000, cached=0)  # a cold box
+    second = keys("messages", claude("write docs"))
+    assert hints.cached(second) == 20_000  # the box holds the first one's prompt, fixed part and all
+    hints.remember(second, prompt=21_000, cached=16_000)  # what it really found
+    assert hints.cached(keys("messages", claude("add a test"))) == 16_000
+
+
+def test_a_clients_fixed_prefix_stays_trusted_while_its_sessions_keep_reading_it() -> None:
+    hints = PrefixHints(kv_tokens=100_000)
+    busy = keys("messages", claude("fix the bug"))
+    hints.remember(busy, prompt=20_000, cached=0)
+    hints.remember(keys("messages", claude("write docs")), prompt=21_000, cached=16_000)
+    for turn in range(10):  # one session's turns write 100K tokens, twice what the hint trusts
+        hints.remember(busy, prompt=30_000 + turn * 10_000, cached=20_000 + turn * 10_000)
+    assert hints.cached(keys("messages", claude("add a test"))) == 16_000

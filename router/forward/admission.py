@@ -149,15 +149,21 @@ class EndpointLoad:
         """Admit, spill or wait a request of ``size`` body bytes, ``cached`` of whose prompt
         tokens are known to be in this endpoint's prefix cache. A request of a conversation
         the endpoint does not hold (``warm`` false) that may go elsewhere gets only
-        ``COLD_SHARE`` of ``max_ttft_s``: the box's prefill time goes first to the sessions
-        whose history it already holds, which would pay their whole history again elsewhere."""
+        ``COLD_SHARE`` of ``max_ttft_s`` while others' prefill is owed: the box's prefill time
+        goes first to the sessions whose history it already holds, which would pay their whole
+        history again elsewhere."""
         prompt = self.estimate(size)
         uncached = max(1, prompt - cached)
         expected = self.expected_ttft(uncached, now)
-        limit = self.max_ttft_s if warm or not may_spill else self.max_ttft_s * COLD_SHARE
+        # With nothing owed ahead there is no warm session to give the box to first.
+        cold = not warm and may_spill and bool(self.owed)
+        limit = self.max_ttft_s * COLD_SHARE if cold else self.max_ttft_s
         reason = None
-        if expected > limit and self.owed:
-            reason = TTFT  # with nothing ahead, waiting cannot make it sooner: admit
+        if expected > limit and (self.owed or may_spill):
+            # Past the limit on its own it is still the fallback's: here it would keep every
+            # request after it waiting (FIFO prefill). Only one that must wait is admitted with
+            # nothing ahead: waiting cannot make it sooner.
+            reason = TTFT
         kv = prompt + int(self.output_tokens.value)
         if self.kv_capacity is not None and self.held and self.kv_held + kv > self.kv_capacity:
             reason = reason or KV
@@ -194,16 +200,26 @@ class EndpointLoad:
             return
         ticket.first_byte_at = now
         ticket.prefill_from = max(ticket.arrived, self.last_first_byte)
+        self._prefilled_through(ticket, now)
+
+    def _prefilled_through(self, ticket: Ticket, at: float) -> None:
+        """``ticket``'s prefill ended at ``at``: so did that of everything admitted before it."""
         for tid in list(self.owed):
             del self.owed[tid]
             if tid == ticket.id:
                 break
-        self.last_first_byte = max(self.last_first_byte, now)
+        self.last_first_byte = max(self.last_first_byte, at)
 
     def finished(
         self, ticket: Ticket, now: float, size: int, prompt: int, cached: int, completion: int
     ) -> None:
-        """It ended with vLLM's usage: learn bytes per token, prefill and decode rates."""
+        """It ended with vLLM's usage: learn bytes per token, prefill and decode rates.
+
+        A whole answer (no first byte) still settles the prefill owed before it, ending about
+        its decode time ago, but teaches no rate: when its prefill ended is not measured, and
+        a guess from the decode rate would teach the prefill rate the decode rate's error."""
+        if ticket.first_byte_at is None and ticket.id in self.owed:
+            self._prefilled_through(ticket, now - max(completion - 1, 0) / self.decode.value)
         self._forget(ticket)
         if prompt > 0 and size > 0:
             self.bytes_per_token.learn(size, prompt)

@@ -17,8 +17,10 @@ on the same endpoint:
 
 A hint lapses once the endpoint has written half its KV cache's worth of tokens
 since (prompts and outputs): with the blocks of requests in flight, vLLM's LRU has
-evicted it by then. Keys are Python hashes of a few short strings, computed once per
-request; nothing is serialised. Each replica learns from the requests it forwarded.
+evicted it by then. Every request of a client reads its fixed prefix again, so that
+hint lasts while the client's sessions run here. Keys are Python hashes of a few short
+strings, computed once per request; nothing is serialised. Each replica learns from
+the requests it forwarded.
 """
 
 from __future__ import annotations
@@ -62,18 +64,23 @@ class PrefixHints:
         """Prompt tokens this request is expected to find in the endpoint's prefix cache."""
         if k is None:
             return 0
-        for table, key in ((self.conversations, k.conversation), (self.fixed, k.fixed)):
-            seen = table.get(key)
-            if seen is not None and self.written - seen[1] < self.kv_tokens * _TRUSTED:
-                return seen[0]
+        for seen in (self.conversations.get(k.conversation), self.fixed.get(k.fixed)):
+            if (trusted := self._trusted(seen)) is not None:
+                return trusted[0]
         return 0
 
     def warm(self, k: Keys | None) -> bool:
         """Does the endpoint hold this conversation (a turn of it ran here, not evicted since)?"""
         if k is None:
             return True  # nothing to tell by: treated as any other request
-        seen = self.conversations.get(k.conversation)
-        return seen is not None and self.written - seen[1] < self.kv_tokens * _TRUSTED
+        return self._trusted(self.conversations.get(k.conversation)) is not None
+
+    def _trusted(self, seen: tuple[int, int] | None) -> tuple[int, int] | None:
+        """``seen`` (tokens, written at), unless the endpoint has written enough since to
+        have evicted it."""
+        if seen is not None and self.written - seen[1] < self.kv_tokens * _TRUSTED:
+            return seen
+        return None
 
     def prefilled(self, tokens: int) -> None:
         self.written += max(tokens, 0)
@@ -84,8 +91,16 @@ class PrefixHints:
         if k is None:
             return
         self.prefilled(prompt - cached + completion)  # generated tokens take cache blocks too
+        fixed = self._trusted(self.fixed.get(k.fixed))
         if k.conversation not in self.conversations:
-            self.fixed[k.fixed] = (cached, self.written)
+            # A new conversation's hit measures its client's fixed prefix. One that found
+            # nothing while nothing was known (the first of its client, or the first since the
+            # hint lapsed) bounds it instead: the box holds its whole prompt now, and the next
+            # new conversation's hit corrects the bound.
+            known = fixed is not None or cached > 0
+            self.fixed[k.fixed] = (cached if known else prompt, self.written)
+        elif fixed is not None:
+            self.fixed[k.fixed] = (fixed[0], self.written)  # every turn of its client reads it again
         self.conversations[k.conversation] = (prompt, self.written)
         self.conversations.move_to_end(k.conversation)
         while len(self.conversations) > _ENTRIES:
