@@ -14,6 +14,7 @@ endpoint it sticks to, the switch-cost rule, a weighted split's arm, the usage r
 * a ``previous_response_id`` chain: the session of the response it continues;
 * else the stable prefix: the API, the tool names, the head of the system prompt and
   the first user turn, hashed (``prefix:<hex>``). Nothing in it changes from turn to turn.
+  A request with no user turn (embeddings, a plain completion) has no session.
 
 Ids are the client's own strings when they are short and printable, else a digest, so
 a row never holds more than 64 characters of them. The digests are blake2b, not
@@ -69,9 +70,11 @@ def _from_user_id(user_id: str) -> str:
 
 def session_of(
     api: str, body: dict[str, Any], headers: Mapping[str, str] | None, chained: str | None = None
-) -> str:
+) -> str | None:
     """The session of one request (module docstring); ``chained`` is the session of the
-    response its ``previous_response_id`` names, when that is known."""
+    response its ``previous_response_id`` names, when that is known. None for a request
+    that names none and has no conversation (embeddings, a plain completion): such
+    requests are spread over the endpoints, not kept together."""
     if headers is not None:
         for name in HEADERS:
             value = headers.get(name)
@@ -87,6 +90,8 @@ def session_of(
     if chained:
         return chained
     head, first = prompt_parts(api, body)
+    if first is None:
+        return None
     return "prefix:" + _digest(api, *tool_names(body.get("tools")), head, text_head(first, _BLOCKS))
 
 

@@ -12,7 +12,7 @@ from router.sessions import session_of
 TOOLS = [{"name": "bash", "description": "run", "input_schema": {"type": "object"}}]
 
 
-def keys(api: str, body: dict[str, Any]) -> Keys:
+def keys(api: str, body: dict[str, Any]) -> Keys | None:
     """A request's keys, its session as the proxy finds it (no session header here)."""
     return keys_of(api, body, session_of(api, body, None))
 
@@ -34,6 +34,7 @@ def test_turns_of_one_conversation_share_its_key_in_every_api() -> None:
     assert keys("chat", chat) == keys("chat", grown)
     codex = {"instructions": "codex", "input": [{"type": "message", "role": "user", "content": "task"}]}
     assert keys("responses", codex) == keys("responses", {**codex, "input": [*codex["input"], {"x": 1}]})
+    assert keys("embeddings", {"input": "x"}) is None  # no conversation to hold
 
 
 def test_a_conversation_that_ran_here_has_its_last_prompt_cached() -> None:

@@ -34,6 +34,9 @@ class Decision(NamedTuple):
         return out
 
 
+_UNKNOWN = "\x00unknown"  # a Facts' session not worked out yet (None: the request has none)
+
+
 class Facts:
     """One request as the steps read it: the parsed body of ``dialect``'s API, its headers,
     its size in bytes, the client key's name, its session (router/sessions.py) and where
@@ -60,12 +63,12 @@ class Facts:
         self.client = client
         self.seen = seen
         self._view: dict[str, Any] | None = None
-        self._session = session
+        self._session: str | None = session if session is not None else _UNKNOWN
 
     @property
-    def session(self) -> str:
+    def session(self) -> str | None:
         session = self._session
-        if session is None:
+        if session is _UNKNOWN:
             session = self._session = session_of(self.dialect.api, self.body, self.headers)
         return session
 

@@ -288,7 +288,7 @@ class Split:
     def adjust(self, decision: Decision, facts: Facts) -> Decision:
         if decision.intent not in self.splits or decision.reason not in _SPLIT_REASONS:
             return decision
-        point = _share(facts.session.encode())
+        point = _share((facts.session or "").encode())
         arms = self.splits[decision.intent or ""]
         backend = next((name for name, upto in arms if point < upto), arms[-1][0])
         return decision._replace(backend=backend, route=self.targets.route_of[backend], arm=backend)

@@ -145,7 +145,8 @@ class Forwarding:
                 raise not_found(previous)  # another key's conversation: as if it did not exist
             chained = state.owners.session(previous, client)
         session = session_of(dialect.api, body, request.headers, chained)
-        seen = await state.sessions.fetch(client, session)  # I/O only when replicas share sessions
+        # Where its last turn ran: I/O only when replicas share sessions (state:).
+        seen = await state.sessions.fetch(client, session) if session is not None else None
         decision = state.decide(body, request.headers, len(raw), dialect, caller, session, seen)
         _check_route_allowed(caller, decision)
         gate_run = _gate_run(request, caller)

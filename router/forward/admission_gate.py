@@ -91,7 +91,7 @@ class Gates:
         load = self.loads.get(endpoint.url)
         if load is None:
             return None
-        hints, k = self._hints(load), keys(call.dialect.api, call.body, call.facts.session or "")
+        hints, k = self._hints(load), keys(call.dialect.api, call.body, call.facts.session)
         cached, warm = hints.cached(k), hints.warm(k)
         waited = 0
         try:

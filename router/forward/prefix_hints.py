@@ -43,8 +43,11 @@ class Keys:
     conversation: int  # this conversation
 
 
-def keys(api: str, body: dict[str, Any], session: str) -> Keys:
-    """The request's fixed-prefix key and its conversation's (its session, router/sessions.py)."""
+def keys(api: str, body: dict[str, Any], session: str | None) -> Keys | None:
+    """The request's fixed-prefix key and its conversation's (its session, router/sessions.py);
+    None for a request with no session (no conversation to hold)."""
+    if session is None:
+        return None
     head, _ = prompt_parts(api, body)
     return Keys(hash((api, tool_names(body.get("tools")), head)), hash(session))
 
