@@ -116,6 +116,11 @@ class VllmServer:
     def metrics(self) -> str:
         return httpx.get(self.root + "/metrics", timeout=10).text
 
+    def counters(self, *names: str) -> tuple[float, ...]:
+        """The named /metrics families, each summed over its samples (engines, labels)."""
+        lines = self.metrics().splitlines()
+        return tuple(sum(float(x.rsplit(" ", 1)[1]) for x in lines if x.startswith(name)) for name in names)
+
     def stop(self) -> None:
         """SIGTERM to its process group (the engine core is a child), SIGKILL if it lingers."""
         if self.process.poll() is None:

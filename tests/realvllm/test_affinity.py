@@ -6,7 +6,8 @@ between the boxes and each one re-prefills what only the other box has cached.
 The schedule makes the contrast certain, not lucky. Codex-shaped sessions (the whole
 history resent every turn, the ``session-id`` header) go in pairs, turn by turn: the
 first of a pair starts with both boxes idle and holds its slot while it decodes a fixed
-number of tokens (vLLM's ``ignore_eos``); the second starts once the first streams. So
+number of tokens (vLLM's ``ignore_eos``); the second starts once the proxy counts the
+first in flight. So
 least in flight gives the first the first endpoint and the second the other one, and
 each pair's order flips every turn: without affinity every turn of a session runs on
 the box its previous turn did not. Where each turn ran is read from the boxes
@@ -16,7 +17,6 @@ themselves (their prompt-token counters), never from the proxy.
 from __future__ import annotations
 
 import itertools
-import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -34,15 +34,14 @@ from tests.realvllm.wire import PATHS, row_for
 
 SESSIONS = 4  # in pairs
 TURNS = 3
-# What the first of a pair decodes (ignore_eos): its slot stays taken meanwhile, a second
-# or more, while the second of the pair needs milliseconds to be placed. (24 tokens were
-# not always enough on a loaded machine.)
-HOLD_TOKENS = 96
+# What the first of a pair decodes (ignore_eos): its slot stays taken meanwhile, seconds
+# on shared cores, while the second of the pair needs milliseconds to be placed.
+HOLD_TOKENS = 64
 REPLY_TOKENS = 16  # the second of a pair ends as the model likes (or at this length)
 # What each turn adds to the history: a tool's output of a few hundred tokens. Sessions
 # differ in its size so that the boxes' prompt-token counters tell who ran where.
 OUTPUT = "def reverse(xs): return xs[::-1]  # reversed the list\n"
-COUNTERS = ("vllm:prompt_tokens_total", "vllm:prefix_cache_hits_total")
+PROMPT_TOKENS, HITS = "vllm:prompt_tokens_total", "vllm:prefix_cache_hits_total"
 
 
 @dataclass
@@ -74,13 +73,12 @@ class Phase:
     hits: float  # vllm:prefix_cache_hits_total, summed over the boxes, over the phase
 
 
-def counters(box: VllmServer) -> tuple[float, ...]:
-    lines = box.metrics().splitlines()
-    return tuple(sum(float(x.rsplit(" ", 1)[1]) for x in lines if x.startswith(name)) for name in COUNTERS)
-
-
 def prompt_tokens(boxes: list[VllmServer]) -> list[float]:
-    return [counters(box)[0] for box in boxes]
+    return [box.counters(PROMPT_TOKENS)[0] for box in boxes]
+
+
+def hits(boxes: list[VllmServer]) -> float:
+    return sum(box.counters(HITS)[0] for box in boxes)
 
 
 def placement(deltas: list[float], prompts: list[int]) -> tuple[int, ...]:
@@ -93,44 +91,36 @@ def placement(deltas: list[float], prompts: list[int]) -> tuple[int, ...]:
     raise AssertionError(f"no placement of prompts {prompts} gives the boxes' counts {deltas}")
 
 
-def send_turn(
-    proxy: ProxyServer, session: Session, turn: int, streaming: threading.Event | None = None
-) -> httpx.Response:
-    """One turn, streamed. With ``streaming`` (set once it streams) it holds its slot."""
+def send_turn(proxy: ProxyServer, session: Session, turn: int, hold: bool = False) -> httpx.Response:
+    """One turn, streamed; with ``hold`` it decodes HOLD_TOKENS, holding its slot meanwhile."""
     body: dict[str, Any] = {"model": "local", "input": session.next_input(turn), "stream": True}
-    if streaming is None:
-        body["max_output_tokens"] = REPLY_TOKENS
-    else:
+    if hold:
         body.update(max_output_tokens=HOLD_TOKENS, ignore_eos=True)  # vLLM's own parameter
+    else:
+        body["max_output_tokens"] = REPLY_TOKENS
     headers = {"x-offload-route": "local", "session-id": session.id}
-    try:
-        with httpx.stream(
-            "POST", proxy.url + PATHS["responses"], json=body, headers=headers, timeout=300
-        ) as r:
-            for _ in r.iter_bytes():
-                if streaming is not None:
-                    streaming.set()
-    finally:
-        if streaming is not None:
-            streaming.set()  # also when it failed: the caller then sees the failure
-    assert r.status_code == 200, r.read()[:300]
+    with httpx.stream("POST", proxy.url + PATHS["responses"], json=body, headers=headers, timeout=300) as r:
+        r.read()
+    assert r.status_code == 200, r.text[:300]
     session.answered(turn)
     return r
 
 
-def idle(proxy: ProxyServer) -> bool:
+def in_flight(proxy: ProxyServer) -> int:
     endpoints = proxy.get("/readyz").json()["backends"]["local"]["endpoints"]
-    return all(e["in_flight"] == 0 for e in endpoints)
+    return sum(e["in_flight"] for e in endpoints)
 
 
 def run_pair(proxy: ProxyServer, boxes: list[VllmServer], pair: tuple[Session, Session], turn: int) -> None:
-    """Both sessions' turn ``turn``; the second starts while the first holds its slot."""
-    assert wait_until(lambda: idle(proxy), timeout=10)
+    """Both sessions' turn ``turn``; the second starts once the first holds its slot (the
+    proxy counts it in flight), all of the first's prefill and decode before it."""
+    assert wait_until(lambda: in_flight(proxy) == 0, timeout=10)
     before = prompt_tokens(boxes)
-    first_streams = threading.Event()
     with ThreadPoolExecutor(1) as pool:
-        first = pool.submit(send_turn, proxy, pair[0], turn, first_streams)
-        first_streams.wait(300)
+        first = pool.submit(send_turn, proxy, pair[0], turn, True)
+        if not wait_until(lambda: in_flight(proxy) == 1, timeout=60, interval=0.005):
+            first.result()  # its failure, if it failed
+            raise AssertionError("the first of the pair was over before the proxy counted it")
         second = send_turn(proxy, pair[1], turn)
         responses = [first.result(), second]
     rows = [row_for(proxy, r) for r in responses]
@@ -155,12 +145,11 @@ def pairs(sessions: list[Session], turn: int) -> Iterator[tuple[Session, Session
 
 def run_phase(proxy: ProxyServer, boxes: list[VllmServer]) -> Phase:
     sessions = [Session(i) for i in range(SESSIONS)]
-    before = [counters(box)[1] for box in boxes]
+    before = hits(boxes)
     for turn in range(TURNS):
         for pair in pairs(sessions, turn):
             run_pair(proxy, boxes, pair, turn)
-    hits = sum(counters(box)[1] - b for box, b in zip(boxes, before, strict=True))
-    return Phase(sessions, hits)
+    return Phase(sessions, hits(boxes) - before)
 
 
 @pytest.fixture(scope="module")

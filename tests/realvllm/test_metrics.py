@@ -55,11 +55,6 @@ def test_the_proxy_reads_them(real_proxy: ProxyServer, block_size: int) -> None:
     assert state["prefix_cache_queries"] is not None and state["prefix_cache_hits"] is not None
 
 
-def counters(vllm: VllmServer) -> tuple[float, ...]:
-    lines = vllm.metrics().splitlines()
-    return tuple(sum(float(x.rsplit(" ", 1)[1]) for x in lines if x.startswith(name)) for name in COUNTERS)
-
-
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 @pytest.mark.parametrize("api", APIS)
 def test_rows_equal_vllms_own_counts(
@@ -69,7 +64,7 @@ def test_rows_equal_vllms_own_counts(
     completion, cached) is what vLLM counted (prompt_tokens, generation_tokens, prefix_cache_hits)
     and what it reported to the client."""
     text = unique("reverse the list " * (4 * block_size))
-    before = counters(vllm)
+    before = vllm.counters(*COUNTERS)
     rows = []
     for _ in range(2):
         response = send(real_proxy, api, body_for(api, "plain", stream, text))
@@ -85,6 +80,6 @@ def test_rows_equal_vllms_own_counts(
     )
 
     def delta() -> tuple[float, ...]:
-        return tuple(a - b for a, b in zip(counters(vllm), before, strict=True))
+        return tuple(a - b for a, b in zip(vllm.counters(*COUNTERS), before, strict=True))
 
     assert wait_until(lambda: delta() == sums, timeout=10), (delta(), sums)
