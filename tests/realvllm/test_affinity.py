@@ -1,25 +1,23 @@
 """Two real vLLM boxes behind one local backend (issue 26): with session affinity every
 turn of a session runs on the box that holds its history, so vLLM's own counter of
-prefix-cache hits grows by that history; without it (least in flight) the turns move
-between the boxes and each one re-prefills what only the other box has cached.
+prefix-cache hits grows by that history; without it the turns move between the boxes and
+each one re-prefills what only the other box has cached.
 
-The schedule makes the contrast certain, not lucky. Codex-shaped sessions (the whole
-history resent every turn, the ``session-id`` header) go in pairs, turn by turn: the
-first of a pair starts with both boxes idle and holds its slot while it decodes a fixed
-number of tokens (vLLM's ``ignore_eos``); the second starts once the proxy counts the
-first in flight. So
-least in flight gives the first the first endpoint and the second the other one, and
-each pair's order flips every turn: without affinity every turn of a session runs on
-the box its previous turn did not. Where each turn ran is read from the boxes
-themselves (their prompt-token counters), never from the proxy.
+Two replicas of the proxy share nothing (no ``state:``) and list the two boxes in
+opposite orders, as two hand-written configs may; the turns of every session alternate
+between them, as behind any load balancer. One turn at a time, so nothing depends on
+timing. Without affinity each replica gives an idle turn its first-listed box: every turn
+moves. With it both replicas find the same box for a session whatever their list's order
+(the rendezvous order is a function of the session and the URLs alone). Codex-shaped
+sessions (the whole history resent every turn, the ``session-id`` header); where each
+turn ran is read from the boxes themselves (their prompt-token counters), never from the
+proxy.
 """
 
 from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,14 +30,11 @@ from tests.realvllm.conftest import real_config
 from tests.realvllm.server import Fleet, VllmServer
 from tests.realvllm.wire import PATHS, row_for
 
-SESSIONS = 4  # in pairs
+SESSIONS = 4
 TURNS = 3
-# What the first of a pair decodes (ignore_eos): its slot stays taken meanwhile, seconds
-# on shared cores, while the second of the pair needs milliseconds to be placed.
-HOLD_TOKENS = 64
-REPLY_TOKENS = 16  # the second of a pair ends as the model likes (or at this length)
-# What each turn adds to the history: a tool's output of a few hundred tokens. Sessions
-# differ in its size so that the boxes' prompt-token counters tell who ran where.
+REPLY_TOKENS = 16  # a turn's answer ends as the model likes, or at this length
+# What each turn adds to the history: a tool's output of a few hundred tokens (more for
+# each later session, so that no two histories are alike).
 OUTPUT = "def reverse(xs): return xs[::-1]  # reversed the list\n"
 PROMPT_TOKENS, HITS = "vllm:prompt_tokens_total", "vllm:prefix_cache_hits_total"
 
@@ -81,23 +76,10 @@ def hits(boxes: list[VllmServer]) -> float:
     return sum(box.counters(HITS)[0] for box in boxes)
 
 
-def placement(deltas: list[float], prompts: list[int]) -> tuple[int, ...]:
-    """Which box ran each request: the one assignment whose per-box prompt tokens are
-    the boxes' counter deltas (the prompts differ, so at most one fits)."""
-    for boxes in itertools.product(range(len(deltas)), repeat=len(prompts)):
-        sums = [sum(p for p, b in zip(prompts, boxes, strict=True) if b == i) for i in range(len(deltas))]
-        if sums == deltas:
-            return boxes
-    raise AssertionError(f"no placement of prompts {prompts} gives the boxes' counts {deltas}")
-
-
-def send_turn(proxy: ProxyServer, session: Session, turn: int, hold: bool = False) -> httpx.Response:
-    """One turn, streamed; with ``hold`` it decodes HOLD_TOKENS, holding its slot meanwhile."""
+def send_turn(proxy: ProxyServer, session: Session, turn: int) -> httpx.Response:
+    """One turn, streamed, as Codex sends it."""
     body: dict[str, Any] = {"model": "local", "input": session.next_input(turn), "stream": True}
-    if hold:
-        body.update(max_output_tokens=HOLD_TOKENS, ignore_eos=True)  # vLLM's own parameter
-    else:
-        body["max_output_tokens"] = REPLY_TOKENS
+    body["max_output_tokens"] = REPLY_TOKENS
     headers = {"x-offload-route": "local", "session-id": session.id}
     with httpx.stream("POST", proxy.url + PATHS["responses"], json=body, headers=headers, timeout=300) as r:
         r.read()
@@ -106,68 +88,54 @@ def send_turn(proxy: ProxyServer, session: Session, turn: int, hold: bool = Fals
     return r
 
 
-def in_flight(proxy: ProxyServer) -> int:
-    endpoints = proxy.get("/readyz").json()["backends"]["local"]["endpoints"]
-    return sum(e["in_flight"] for e in endpoints)
-
-
-def run_pair(proxy: ProxyServer, boxes: list[VllmServer], pair: tuple[Session, Session], turn: int) -> None:
-    """Both sessions' turn ``turn``; the second starts once the first holds its slot (the
-    proxy counts it in flight), all of the first's prefill and decode before it."""
-    assert wait_until(lambda: in_flight(proxy) == 0, timeout=10)
+def run_turn(replica: ProxyServer, boxes: list[VllmServer], session: Session, turn: int) -> None:
+    """One turn through ``replica``: where it ran (the box whose prompt counter moved by
+    its row's prompt tokens) and what it hit."""
     before = prompt_tokens(boxes)
-    with ThreadPoolExecutor(1) as pool:
-        first = pool.submit(send_turn, proxy, pair[0], turn, True)
-        if not wait_until(lambda: in_flight(proxy) == 1, timeout=60, interval=0.005):
-            first.result()  # its failure, if it failed
-            raise AssertionError("the first of the pair was over before the proxy counted it")
-        second = send_turn(proxy, pair[1], turn)
-        responses = [first.result(), second]
-    rows = [row_for(proxy, r) for r in responses]
-    prompts = [row.prompt_tokens for row in rows]
-    assert prompts[0] != prompts[1], "the pair's prompts must differ to tell where each ran"
+    row = row_for(replica, send_turn(replica, session, turn))
 
     def deltas() -> list[float]:
         return [a - b for a, b in zip(prompt_tokens(boxes), before, strict=True)]
 
-    assert wait_until(lambda: sum(deltas()) == sum(prompts), timeout=10), (deltas(), prompts)
-    for session, row, box in zip(pair, rows, placement(deltas(), prompts), strict=True):
-        session.boxes.append(box)
-        session.prompts.append(row.prompt_tokens)
-        session.cached.append(row.cached_tokens)
+    assert wait_until(lambda: sum(deltas()) == row.prompt_tokens, timeout=10), (deltas(), row.prompt_tokens)
+    (box,) = [i for i, d in enumerate(deltas()) if d]
+    session.boxes.append(box)
+    session.prompts.append(row.prompt_tokens)
+    session.cached.append(row.cached_tokens)
 
 
-def pairs(sessions: list[Session], turn: int) -> Iterator[tuple[Session, Session]]:
-    """The sessions two by two, each pair's order flipped on odd turns."""
-    for a, b in zip(sessions[::2], sessions[1::2], strict=True):
-        yield (a, b) if turn % 2 == 0 else (b, a)
-
-
-def run_phase(proxy: ProxyServer, boxes: list[VllmServer]) -> Phase:
-    sessions = [Session(i) for i in range(SESSIONS)]
-    before = hits(boxes)
-    for turn in range(TURNS):
-        for pair in pairs(sessions, turn):
-            run_pair(proxy, boxes, pair, turn)
-    return Phase(sessions, hits(boxes) - before)
+def phase_with(boxes: list[VllmServer], cloud: RunningFake, affinity: bool) -> Phase:
+    """Every session's turns, alternating between two fresh replicas whose local backend
+    lists the boxes in opposite orders."""
+    # A box busy on shared cores may answer /health late: a probe's timeout would count it
+    # down and move its sessions, which is affinity's rule, not this test's point.
+    health = {"probe_timeout_s": 30.0}
+    replicas = [
+        ProxyServer(
+            real_config(
+                boxes[0].url,
+                cloud.url,
+                {"endpoints": [b.url for b in order], "affinity": affinity},
+                health=health,
+            )
+        )
+        for order in (boxes, boxes[::-1])
+    ]
+    try:
+        sessions = [Session(i) for i in range(SESSIONS)]
+        before = hits(boxes)
+        for turn in range(TURNS):
+            for session in sessions:
+                run_turn(replicas[turn % 2], boxes, session, turn)
+        return Phase(sessions, hits(boxes) - before)
+    finally:
+        for replica in replicas:
+            replica.stop()
 
 
 @pytest.fixture(scope="module")
 def boxes(vllm_fleet: Fleet) -> list[VllmServer]:
     return vllm_fleet.servers(2)
-
-
-def phase_with(boxes: list[VllmServer], cloud: RunningFake, affinity: bool) -> Phase:
-    """The schedule through a fresh proxy whose local backend has both boxes as endpoints."""
-    local = {"endpoints": [box.url for box in boxes], "affinity": affinity}
-    # A box busy decoding on shared cores may answer /health late: a probe's timeout would
-    # count it down and move its sessions, which is affinity's rule, not this test's point.
-    health = {"probe_timeout_s": 30.0}
-    proxy = ProxyServer(real_config(boxes[0].url, cloud.url, local, health=health))
-    try:
-        return run_phase(proxy, boxes)
-    finally:
-        proxy.stop()
 
 
 def reachable_hits(session: Session, block_size: int) -> list[int]:
@@ -190,7 +158,7 @@ def test_prefix_cache_hits_grow_with_affinity_and_not_without(
         assert len(set(s.boxes)) == 1, f"with affinity a session stays on one box: {s.boxes}"
     for s in off.sessions:
         moves = [a != b for a, b in itertools.pairwise(s.boxes)]
-        assert all(moves), f"without affinity the schedule moves every turn: {s.boxes}"
+        assert all(moves), f"without affinity every turn moves to the other replica's first box: {s.boxes}"
     for phase in (on, off):
         for s in phase.sessions:
             reachable = reachable_hits(s, block_size)
@@ -201,4 +169,5 @@ def test_prefix_cache_hits_grow_with_affinity_and_not_without(
         assert phase.hits == sum(sum(s.cached) for s in phase.sessions)  # vLLM counted what it reported
     # With affinity every turn after the first hits its whole history; without it a turn
     # hits only what its session left on that box two turns before, the first move nothing.
+    print(f"\nprefix-cache hit tokens over two boxes: with affinity {on.hits:.0f}, without {off.hits:.0f}")
     assert off.hits < on.hits / 2, (off.hits, on.hits)
