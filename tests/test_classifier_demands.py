@@ -206,6 +206,13 @@ PAYLOAD = [
         + "\n\nList the rows of the egress service only, as a markdown table with the same columns.",
         "local",
     ),
+    # The same handling when the ask is not in English.
+    (
+        _table(40) + "\n\nSollen wir bei diesen Kosten im nächsten Jahr auf reservierte Instanzen umsteigen,"
+        " oder ist das Risiko zu groß? Bitte mit Empfehlung.",
+        "cloud",
+    ),
+    (_table(40) + "\n\n上の表から egress の行だけを抜き出して、同じ列の JSON に変換してください。", "local"),
 ]
 
 # Proofs and exact derivations asked inside a repository session.
