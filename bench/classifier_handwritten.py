@@ -29,6 +29,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from classifier_second_stage import SecondStage
+
 from classifier.evaluate import routed_correctly
 from classifier.model import IntentModel
 from classifier.train import (
@@ -58,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agents", action="store_true", help="leave out only the agent-shaped sets")
     ap.add_argument("--no-sealed", action="store_true", help="do not score the sealed sets")
     ap.add_argument("--no-corpus", action="store_true", help="skip the corpus-alone baseline (one fit less)")
+    ap.add_argument(
+        "--second-stage",
+        action="store_true",
+        help="also score a nearest-neighbour second stage for uncertain requests (bench/classifier_second_stage.py)",
+    )
     args = ap.parse_args(argv)
     corpus = load_jsonl(DEFAULT_DATA)
     files: dict[str, tuple[list[Example], float]] = {}
@@ -84,15 +91,22 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(f"\n{'left out':<22} {'n':>4} {'corpus':>8} {'recipe':>8}   (route accuracy, never trained on it)")
     totals = [0, 0, 0]
+    second = SecondStage(files) if args.second_stage else None
     for name in held_out:
         rest = [part for other, part in files.items() if other != name]
         examples = files[name][0]
         model = fit([(corpus, 1.0), *rest])
         before, after = score(baseline, examples), routed_correctly(model, examples)
         totals = [totals[0] + len(examples), totals[1] + before, totals[2] + after]
-        print(f"{name:<22} {len(examples):4d} {before / len(examples):8.3f} {after / len(examples):8.3f}")
+        more = f"   second stage {second.fold(name, model)}" if second is not None else ""
+        print(
+            f"{name:<22} {len(examples):4d} {before / len(examples):8.3f} {after / len(examples):8.3f}{more}",
+            flush=True,
+        )
     n, before, after = totals
     print(f"{'pooled':<22} {n:4d} {before / n:8.3f} {after / n:8.3f}   ({before} and {after} of {n})")
+    if second is not None:
+        print(second.summary())
 
     if args.no_sealed:
         return 0

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from classifier.rows import around_data, is_data, without_rows
+
 # A text part (or string) that starts with one of these is wrapper, not ask: dropped whole.
 WRAPPER_STARTS = (
     "<system-reminder>",
@@ -203,11 +205,6 @@ _CODE_STARTS = ("def ", "class ", "if ", "for ", "while ", "elif ", "with ", "as
 # The first line of a list of items: "- x", "* x", "1. x", "1) x".
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+\S")
 MAX_ASK = 600  # an ask longer than this is mostly payload: keep its head as the ask
-# Pasted data (f18): rows of a table, a CSV export, a log. A line that starts with a date or a
-# time, or a run of lines with the same count of separators (commas, tabs, pipes).
-_STAMPED = re.compile(r"\s*\[?\d{2,4}[-/:.]\d{1,2}")
-MIN_DATA_ROWS = 3
-_LOG_LINE = (-1, -1, -1)
 
 
 class Ask(NamedTuple):
@@ -311,62 +308,21 @@ def points_at_material(intro: str) -> bool:
 
 def _closing_question(ask: str, rest: str) -> tuple[str, str]:
     """Move a short last paragraph of one line after pasted material back to the ask:
-    "<paste>\\n\\nhow do I render it safely?" (a log's last lines have several lines)."""
+    "<paste>\\n\\nhow do I render it safely?" (a log's last lines have several lines). After
+    rows of pasted data (a log, a CSV export) a last line of up to MAX_ASK characters is the
+    ask too (f19): "Logs, for your eyes only:\\n<log>\\n\\nDraft the customer email ..."."""
     cut = rest.rstrip().rfind("\n\n")
     if cut > 0:
         last = rest[cut:].strip()
-        if len(last) <= 200 and "\n" not in last:
+        if "\n" not in last and (len(last) <= 200 or (len(last) <= MAX_ASK and is_data(rest[:cut]))):
             return ask + "\n" + last, rest[:cut]
     return ask, rest
-
-
-def _row_shape(line: str) -> tuple[int, int, int] | None:
-    """A line's separator counts when it can be a row of pasted data, else None."""
-    if len(line) > 400:
-        return None
-    if _STAMPED.match(line):
-        return _LOG_LINE  # a log line: whatever its separators
-    shape = (line.count(","), line.count("\t"), line.count("|"))
-    return shape if shape[0] >= 2 or shape[1] >= 1 or shape[2] >= 2 else None
-
-
-def _data_rows(lines: list[str]) -> list[tuple[int, int]]:
-    """``(start, end)`` of each run of at least MIN_DATA_ROWS rows of pasted data."""
-    runs: list[tuple[int, int]] = []
-    start, shape = 0, None
-    for i, line in enumerate(lines):
-        row = _row_shape(line)
-        if row is not None and row == shape:
-            continue
-        if shape is not None and i - start >= MIN_DATA_ROWS:
-            runs.append((start, i))
-        start, shape = i, row
-    if shape is not None and len(lines) - start >= MIN_DATA_ROWS:
-        runs.append((start, len(lines)))
-    return runs
-
-
-def _without_rows(ask: str, payload: str) -> tuple[str, str]:
-    """Rows of pasted data left in an ask ("<CSV export>\nShould we buy the savings plan?")
-    move to the payload; the lines around them stay the ask (unless nothing else is left)."""
-    if ask.count("\n") < MIN_DATA_ROWS:
-        return ask, payload
-    lines = ask.split("\n")
-    runs = _data_rows(lines)
-    if not runs:
-        return ask, payload
-    in_rows = {i for start, end in runs for i in range(start, end)}
-    around = "\n".join(line for i, line in enumerate(lines) if i not in in_rows).strip()
-    if not around:
-        return ask, payload
-    rows = "\n".join(lines[i] for i in sorted(in_rows))
-    return around, rows + "\n" + payload if payload else rows
 
 
 def split_payload(text: str) -> tuple[str, str]:
     """``(ask, payload)`` of a user's text outside code fences (see :func:`_split_text`), rows
     of pasted data (a table, a CSV export, a log) left in the ask moved to the payload."""
-    return _without_rows(*_split_text(text))
+    return without_rows(*_split_text(text))
 
 
 def _split_text(text: str) -> tuple[str, str]:
@@ -399,6 +355,9 @@ def _split_text(text: str) -> tuple[str, str]:
         return ask.strip(), rest
     if "\n\n" in text and len(text) > MAX_ASK:
         paragraphs = [p for p in text.split("\n\n") if p.strip()]
+        around = around_data(paragraphs, MAX_ASK)
+        if around is not None:
+            return around
         if len(paragraphs) >= 2:
             first, last = paragraphs[0], paragraphs[-1]
             if len(first) > 240 and len(last) <= 240:

@@ -17,6 +17,7 @@ import argparse
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from classifier.model import INTENTS, IntentModel, route_of
 from classifier.train import DEFAULT_C, DEFAULT_MIN_DF, Example, fit_model, load_jsonl
@@ -118,26 +119,35 @@ def predict_all(model: IntentModel, examples: Sequence[Example]) -> list[str]:
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "config" / "router.yaml"
 
 
+def proxy_policy(model: Any, config: str | Path = DEFAULT_CONFIG) -> Any:
+    """The proxy's ``Policy`` with ``config``'s routing, deciding with ``model``."""
+    from router.config import load_config
+    from router.decide.policy import Policy
+
+    return Policy(load_config(str(config)), model)
+
+
+def decide_one(policy: Any, request: Any) -> tuple[str, str]:
+    """(intent, route) of one stored request as ``policy`` decides it: a chat-shaped view, or a
+    ``prompt`` body as a completions request. The intent is the decision's (a tool-loop turn
+    carries its task's), or ``?`` when none."""
+    import orjson
+
+    from router.dialects import CHAT, COMPLETIONS
+
+    body = request if isinstance(request, dict) else {"messages": request}
+    dialect = COMPLETIONS if "messages" not in body and "prompt" in body else CHAT
+    decision = policy.decide(body, None, len(orjson.dumps(body)), dialect)
+    return decision.intent or "?", decision.route
+
+
 def policy_decide_all(
     model: IntentModel, examples: Sequence[Example], config: str | Path = DEFAULT_CONFIG
 ) -> list[tuple[str, str]]:
-    """(intent, route) of each request as the proxy decides it: ``Policy.decide`` with the
-    config's routing (chat-shaped requests; a ``prompt`` body is a completions request). The
-    intent is the decision's (a tool-loop turn carries its task's), or ``?`` when none."""
-    import orjson
-
-    from router.config import load_config
-    from router.decide.policy import Policy
-    from router.dialects import CHAT, COMPLETIONS
-
-    policy = Policy(load_config(str(config)), model)
-    out = []
-    for e in examples:
-        body = e.request if isinstance(e.request, dict) else {"messages": e.request}
-        dialect = COMPLETIONS if "messages" not in body and "prompt" in body else CHAT
-        decision = policy.decide(body, None, len(orjson.dumps(body)), dialect)
-        out.append((decision.intent or "?", decision.route))
-    return out
+    """(intent, route) of each request as the proxy decides it (:func:`decide_one`, with
+    ``Policy.decide`` and the config's routing)."""
+    policy = proxy_policy(model, config)
+    return [decide_one(policy, e.request) for e in examples]
 
 
 def routed_correctly(model: IntentModel, examples: Sequence[Example]) -> int:

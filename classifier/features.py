@@ -37,7 +37,7 @@ from classifier.shape import identifiers, payload_size, shape
 from classifier.view import RequestView, view, window
 
 # Bump when anything below changes the feature space; weights record it and the loader checks it.
-FEATURE_VERSION = "f18"
+FEATURE_VERSION = "f19"
 
 PAYLOAD_CJK = 48  # of each end of the payload window, for CJK character bigrams
 CJK_HEAD = 192  # of the user window, for character bigrams
@@ -157,6 +157,11 @@ _QUESTION_FORM = "question&form"
 # A redirection inside a coding agent's session ("no edits, just your call", "don't fix anything
 # yet, I want to know why") turns the agent's usual work away: its own feature there (f18).
 _AGENT_REDIRECT_NAMES = {flag: f"agent&redirect:{flag}" for flag in REDIRECTS}
+# The same flags beside pasted material and beside an answer's shape (f19): a judgement or a
+# proof the ask demands stays one when a bill surrounds it or a table is to be filled in, and
+# the model sees the two together rather than each word's weight alone.
+_PAYLOAD_REDIRECT_NAMES = {flag: f"payload&redirect:{flag}" for flag in REDIRECTS}
+_FORM_REDIRECT_NAMES = {flag: f"form&redirect:{flag}" for flag in REDIRECTS}
 
 
 def _ask_head(norm: str, hits: dict[str, int], struct: list[str]) -> None:
@@ -188,6 +193,19 @@ def _question(v: RequestView, form: bool, struct: list[str]) -> None:
         struct.append(_QUESTION_PAYLOAD)
     if form:
         struct.append(_QUESTION_FORM)
+
+
+def _demanded(flags: set[str], v: RequestView, form: bool, struct: list[str]) -> None:
+    """``redirect:<flag>`` for each of the ask's flags (``redirects.redirections``), and each
+    again where it sits: inside a coding agent's session, beside pasted material, with an
+    answer's shape."""
+    struct.extend(map(_REDIRECT_NAMES.__getitem__, flags))
+    if v.standing_tools:
+        struct.extend(map(_AGENT_REDIRECT_NAMES.__getitem__, flags))
+    if v.payload:
+        struct.extend(map(_PAYLOAD_REDIRECT_NAMES.__getitem__, flags))
+    if form:
+        struct.extend(map(_FORM_REDIRECT_NAMES.__getitem__, flags))
 
 
 def _ask_lexicons(words: AbstractSet[str], struct: list[str]) -> dict[str, int]:
@@ -310,9 +328,8 @@ def extract(request: Any) -> Features:
     if not uni:
         struct.append("noask")
     flags = redirections(lower, uni)
-    struct.extend(map(_REDIRECT_NAMES.__getitem__, flags))
-    if flags and v.standing_tools:
-        struct.extend(map(_AGENT_REDIRECT_NAMES.__getitem__, flags))
+    if flags:
+        _demanded(flags, v, "form" in hits, struct)
     if v.prev or v.prev_user:
         convo = set(tokens(v.prev + "\n" + v.prev_user))
         _context_lexicons(convo, n_words <= 12, struct)

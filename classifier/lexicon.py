@@ -54,7 +54,9 @@ LEXICONS: dict[str, frozenset[str]] = {
         diagnose weighing defensible tenable
         empfiehl empfehlung entscheide entscheidung abschätzen schätze risiko bedrohung sollten lohnt
         recommande recommandation décide décision estime estimation risque menace devrions vaut
-        recomienda recomendación decide decisión estima estimación riesgo amenaza deberíamos vale"""),
+        recomienda recomendación decide decisión estima estimación riesgo amenaza deberíamos vale
+        vertretbar zulässig rechtlich abwägung bewerte einschätzung arbitrage conforme infraction juridique
+        conviene cumplimos legalidad"""),
     "writing": word_set("""blog post article essay story stories novel chapter poem poetry verse speech keynote eulogy toast press
         release copy copywriting landing headline tagline slogan newsletter brand voice tone narrative draft
         compose words op ed script campaign marketing manifesto storytelling memoir linkedin tweets catalogue
@@ -68,7 +70,8 @@ LEXICONS: dict[str, frozenset[str]] = {
         spelling proofread proofreading typos typo parse normalize normalise lowercase uppercase snake_case paraphrase
         formal informal concise fasse zusammen zusammenfassung übersetze übersetzen übersetzung korrekturlesen
         rechtschreibung korrigiere korrigier zeichensetzung grammatik tippfehler formatiere extrais reformule résume traduis traduire traduction relis relire orthographe
-        clasifica convierte resume traduce traducir traducción revisa ortografía extrae etiquetas reescribe"""),
+        clasifica convierte resume traduce traducir traducción revisa ortografía extrae etiquetas reescribe
+        übersetz lektoriere fehlerfrei relecture coquilles fautes traduce traduzca erratas faltas"""),
     # The shape of an answer (f18): bullets, tables, JSON, a template to fill in. A formatting
     # constraint rides on any ask ("recommend one option, in three bullets"), so these words
     # are counted apart from the instruction verbs: they say how to answer, not what is asked.
@@ -88,7 +91,9 @@ LEXICONS: dict[str, frozenset[str]] = {
     "tools": word_set("""weather forecast schedule meeting calendar event book booking reserve reservation flight flights email
         mail slack remind reminder order orders refund tracking price quote stock currency ticket crm contact wetter
         termin erstelle buche sende bestellung réserve envoie rendez commande météo busca pedido reserva envía
-        tiempo"""),
+        tiempo
+        bestätige storniere eintragen buchung zeitfenster confirme annule décale créneau inscris planifie
+        confirma cancela cita agenda horario apunta"""),
     # Generic action verbs (f14): a tool request uses them, and so does any ask made inside a
     # coding agent ("check the formula", "look at the design doc and decide", "find the closed
     # form"). Counted apart from the tools lexicon's domain words so that they weigh what they
@@ -112,7 +117,8 @@ LEXICONS: dict[str, frozenset[str]] = {
 # words appear as a distinctive bigram of theirs (エラ for エラー, テス for テスト). Generic verbs
 # ("write": 写/書く/напиши/escreva) are left out: coding asks for writing as often as prose does.
 _MORE: dict[str, str] = {
-    "math": """증명 확률 적분 미분 방정 행렬 극한 소수 기댓 분산 부등
+    "math": """유도 도출 гессиан градиент выведите hessiana gradiente côncavo convexo deriva derivar 凸性 凹 梯度
+        증명 확률 적분 미분 방정 행렬 극한 소수 기댓 분산 부등
         归纳 反例 推导 帰納 導出 귀납 반례 유도 индукции индукция индукцией докажите контрпример
         выведи вывести формально indução demonstração contraexemplo deduza
         积分 导数 微分 极限 级数 收敛 证明 定理 素数 质数 整除 概率 期望 方差 方程 多项式 矩阵 行列
@@ -128,11 +134,14 @@ _MORE: dict[str, str] = {
         исправь исправить баг тест тесты рефакторинг класс метод переменная компиляция репозиторий коммит
         código função erro erros corrija corrigir teste testes refatore refatorar classe método variável
         compilação repositório""",
-    "tools": """예약 날씨 메일 이메 주문 환불 일정 회의 항공 알림 전송 조회
+    "tools": """취소 확정 변경 잡아 подтверди отмени перенеси запиши слот 确认 取消 安排 改到 確定 キャ 日程 空き
+        agende marque remarque confirme cancele horário
+        예약 날씨 메일 이메 주문 환불 일정 회의 항공 알림 전송 조회
         天气 预订 预约 订单 退款 邮件 发送 提醒 日历 会议 航班 汇率 天気 予約 注文 返金 送信 会議 為替 погода погоду
         забронируй бронь заказ заказа возврат письмо отправь напомни встречу встреча календарь рейс previsão
         reserve reserva pedido reembolso envie mande lembrete reunião agenda voo cotação""",
-    "instruction": """번역 요약 추출 분류 교정 맞춤 띄어 校对 校正 纠错 错别 翻成 校閲 誤字 脱字 添削 вычитай вычитать
+    "instruction": """다듬 译成 英訳 和訳 訳し перевести переведите вычитайте пунктуацию грамматику traduz revisar
+        번역 요약 추출 분류 교정 맞춤 띄어 校对 校正 纠错 错别 翻成 校閲 誤字 脱字 添削 вычитай вычитать
         опечатки орфографию revise revisão ortografia traduzir
         提取 格式 总结 摘要 翻译 分类 改写 润色 标签 情感 抽出 要約 翻訳 分類 извлеки формат
         формате кратко резюме переведи классифицируй перепиши extraia formato resuma resumo traduza
@@ -140,7 +149,9 @@ _MORE: dict[str, str] = {
     "fileops": """파일 폴더 디렉 삭제 이동 복사 이름
         文件 目录 文件夹 移动 复制 删除 重命名 ファイ フォル 削除 移動 コピ папка папку папке файл файлы файла
         каталог переименуй перемести удали скопируй pasta arquivo arquivos diretório renomeie mova exclua apague""",
-    "reasoning": """분석 추론 논리 전략 장단 원인 가설 판단 결정 추천 권장 위험 리스 检讨 评估 推荐 建议 风险 决定 选择 判断 評価 推奨 リス 検討
+    "reasoning": """타당 적법 위반 어느 причину причина почему законно нарушение 合规 取舍 选型 方案 妥当 選定 方針 比較
+        compensa conformidade devemos
+        분석 추론 논리 전략 장단 원인 가설 판단 결정 추천 권장 위험 리스 检讨 评估 推荐 建议 风险 决定 选择 判断 評価 推奨 リス 検討
         оцени оценка рекомендуй порекомендуй риск стоит решение avalie recomende recomendação risco vale decisão
         逻辑 推理 谜题 真话 假话 说谎 分析 权衡 利弊 原因 因果 假设 策略 决策 推断 論理 推論 正直 長所 短所 仮説 戦略
         логика загадка головоломка лжец правду рассуждай рассуждение анализ проанализируй плюсы минусы

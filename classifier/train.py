@@ -35,8 +35,8 @@ DEFAULT_DATA = DATA_DIR / "train.jsonl"
 HANDWRITTEN_DIR = DATA_DIR / "handwritten"
 SEALED_DIR = DATA_DIR / "sealed"  # never trained on: what the packaged weights are measured on
 # How much one hand-written request counts against one generated request. The English agent
-# traffic (~2,100 requests) counts once. The files in other languages (the chat files, in English
-# and seven other languages, and the agent traffic in eight languages: ~420 requests) count
+# traffic (~2,450 requests) counts once. The files in other languages (the chat files, in English
+# and seven other languages, and the agent traffic in eight languages: ~740 requests) count
 # three times: at once, the English traffic pulls the sealed language set down a few requests
 # in 240 (bench/classifier_handwritten.py --other-weight 1 prints it).
 ENGLISH_WEIGHT = 1.0

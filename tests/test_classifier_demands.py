@@ -143,6 +143,11 @@ NO_EDITS = [
         "cloud",
     ),
     (
+        "Our nightly import got three times slower this week. Look into it and tell me the root cause;"
+        " do not modify anything.",
+        "cloud",
+    ),
+    (
         "Don't touch anything else: rename fetchUser to loadUser across the repo and update the tests.",
         "local",
     ),
@@ -166,6 +171,14 @@ FORMATTED = [
     ),
 ]
 
+
+def _log(lines: int) -> str:
+    return "\n".join(
+        f"2026-11-29T02:{10 + i // 60:02d}:{i % 60:02d}.118Z orders-svc-{i % 3} WARN pool exhausted waiting={40 + i}"
+        for i in range(lines)
+    )
+
+
 # A one-line ask in a long pasted payload.
 PAYLOAD = [
     (
@@ -174,6 +187,32 @@ PAYLOAD = [
         "cloud",
     ),
     (_table(40) + "\n\nConvert these rows to JSON lines with the same keys.", "local"),
+    # The ask after the rows is longer than a closing line, and a line before them introduces
+    # them: both lines are the ask, the rows are payload.
+    (
+        "Last night's log, for your eyes only (customers must not see it):\n\n" + _log(30) + "\n\nDraft the"
+        " email from our CTO to every customer about the outage: 300 words, apologise once, explain plainly"
+        " what happened and what we changed, and offer the service credits the contract promises.",
+        "cloud",
+    ),
+    (
+        _table(30) + "\n\nTake the first row's spend as the baseline. For a two-sided test at alpha 0.05 and"
+        " power 0.8, derive the closed-form sample size needed to detect a 2 % change in monthly spend between"
+        " two regions, then evaluate it and show each step of the derivation.",
+        "cloud",
+    ),
+    (
+        _table(30)
+        + "\n\nList the rows of the egress service only, as a markdown table with the same columns.",
+        "local",
+    ),
+    # The same handling when the ask is not in English.
+    (
+        _table(40) + "\n\nSollen wir bei diesen Kosten im nächsten Jahr auf reservierte Instanzen umsteigen,"
+        " oder ist das Risiko zu groß? Bitte mit Empfehlung.",
+        "cloud",
+    ),
+    (_table(40) + "\n\n上の表から egress の行だけを抜き出して、同じ列の JSON に変換してください。", "local"),
 ]
 
 # Proofs and exact derivations asked inside a repository session.
@@ -221,7 +260,92 @@ LANGUAGES = [
         "Escreva um post de blog de 800 palavras anunciando o novo modo offline para os nossos clientes.",
         "cloud",
     ),
+    (
+        "Ne modifie rien : dis-moi si garder les numéros de sécurité sociale en clair dans nos logs est"
+        " conforme au RGPD, et ce qu'il faut faire en priorité.",
+        "cloud",
+    ),
+    (
+        "Ändere nichts, sag mir nur: sollen wir die Sitzungen in Redis oder in Postgres halten? Begründe kurz.",
+        "cloud",
+    ),
 ]
+
+
+# A booking or scheduling agent's loop (a task's few tools, not a coding agent's), mid loop:
+# the routine next step is tool work in any language, and so is its task.
+_BOOKING_TOOLS = (
+    ("find_slots", "Find free meeting slots in the shared calendar."),
+    ("book_slot", "Book a slot and invite the attendees."),
+)
+_SLOTS = (
+    '{"slots": [{"start": "2026-12-03T10:00", "room": "A2", "price_eur": 40}, {"start": "2026-12-03T14:00"}]}'
+)
+
+
+def booking_body(api: str, ask: str) -> dict[str, Any]:
+    """A scheduling agent mid loop in ``api``'s shape: the user's ask, a call of find_slots, its
+    result (two slots, one with a price)."""
+    args = '{"day": "2026-12-03"}'
+    if api == "responses":
+        tools = [
+            {"type": "function", "name": n, "description": d, "parameters": {}} for n, d in _BOOKING_TOOLS
+        ]
+        items = [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": ask}]},
+            {"type": "function_call", "call_id": "call_1", "name": "find_slots", "arguments": args},
+            {"type": "function_call_output", "call_id": "call_1", "output": _SLOTS},
+        ]
+        return {"model": "auto", "instructions": "You schedule meetings.", "input": items, "tools": tools}
+    if api == "messages":
+        tools = [{"name": n, "description": d, "input_schema": {"type": "object"}} for n, d in _BOOKING_TOOLS]
+        use = {"type": "tool_use", "id": "toolu_1", "name": "find_slots", "input": {"day": "2026-12-03"}}
+        result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": _SLOTS}
+        messages = [
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [result]},
+        ]
+        return {
+            "model": "auto",
+            "max_tokens": 1024,
+            "system": "You schedule meetings.",
+            "messages": messages,
+            "tools": tools,
+        }
+    tools = [
+        {"type": "function", "function": {"name": n, "description": d, "parameters": {}}}
+        for n, d in _BOOKING_TOOLS
+    ]
+    call = {"id": "call_1", "type": "function", "function": {"name": "find_slots", "arguments": args}}
+    messages = [
+        {"role": "system", "content": "You schedule meetings."},
+        {"role": "user", "content": ask},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": _SLOTS},
+    ]
+    return {"model": "auto", "messages": messages, "tools": tools}
+
+
+BOOKING = [
+    "Buch mir bitte den ersten freien Termin am Donnerstag für das Team-Meeting und lade Jana und Piotr ein.",
+    "Réserve le premier créneau libre jeudi pour la réunion d'équipe et invite Claire.",
+    "Reserva el primer hueco libre del jueves para la reunión y envía la invitación a Marta.",
+    "Marque a reunião de equipe no primeiro horário livre de quinta e convide o Rafael.",
+    "Забронируй первый свободный слот в четверг для встречи команды и пригласи Олега.",
+    "帮我订周四第一个空闲的时间段开团队会议，并邀请小王。",
+    "木曜日の最初の空き枠でチーム会議を予約して、佐藤さんを招待してください。",
+    "목요일 첫 번째 빈 시간에 팀 회의를 예약하고 민수 씨를 초대해 주세요.",
+]
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("ask", BOOKING, ids=[f"booking-{i}" for i in range(len(BOOKING))])
+def test_a_routine_step_of_a_booking_loop_in_other_languages(api: str, ask: str) -> None:
+    body = booking_body(api, ask)
+    dialect = BODIES[api][1]
+    decision = _policy().decide(body, None, len(orjson.dumps(body)), dialect)
+    assert decision.reason == "tool_loop" and decision.route == "local", f"{api}: {decision} for {ask!r}"
 
 
 @pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
@@ -249,9 +373,10 @@ def test_a_proof_asked_in_a_repository_session_is_maths(api: str, ask: str, rout
     _check(api, ask, route, loop)
 
 
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
 @pytest.mark.parametrize(("api", "ask", "route"), _cases(LANGUAGES))
-def test_agent_traffic_in_other_languages(api: str, ask: str, route: str) -> None:
-    _check(api, ask, route, False)
+def test_agent_traffic_in_other_languages(api: str, ask: str, route: str, loop: bool) -> None:
+    _check(api, ask, route, loop)
 
 
 def test_the_bodies_are_agent_shaped() -> None:
