@@ -36,6 +36,17 @@ def test_an_idle_box_admits_a_prompt_longer_than_max_ttft_only_when_it_cannot_go
     assert account.decide(body_of(60_000), 0.0, may_spill=True).reason == TTFT
 
 
+def test_the_first_of_a_clients_prefix_warms_an_idle_box_even_past_max_ttft() -> None:
+    """Claude Code's first turn is ~25K tokens (36 s at 700 tokens/s): spilled, the box would
+    never learn its 20K-token fixed prefix, and no session of that client would run there."""
+    account = load()
+    first = account.decide(body_of(25_000), 0.0, may_spill=True, warm=False, first=True)
+    assert first.verdict == ADMIT and first.expected_ttft_s > account.max_ttft_s
+    account.admit(first, 0.0)
+    # Not while others' prefill is owed: then it would hold them up.
+    assert account.decide(body_of(25_000), 0.0, may_spill=True, warm=False, first=True).reason == TTFT
+
+
 def test_a_burst_of_long_prompts_spills_by_ttft_once_the_owed_prefill_passes_max_ttft() -> None:
     account = load()
     verdicts = []

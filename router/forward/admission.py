@@ -145,13 +145,25 @@ class EndpointLoad:
 
     # ------------------------------------------------------------ deciding
 
-    def decide(self, size: int, now: float, *, may_spill: bool, cached: int = 0, warm: bool = True) -> Admit:
+    def decide(
+        self,
+        size: int,
+        now: float,
+        *,
+        may_spill: bool,
+        cached: int = 0,
+        warm: bool = True,
+        first: bool = False,
+    ) -> Admit:
         """Admit, spill or wait a request of ``size`` body bytes, ``cached`` of whose prompt
         tokens are known to be in this endpoint's prefix cache. A request of a conversation
         the endpoint does not hold (``warm`` false) that may go elsewhere gets only
         ``COLD_SHARE`` of ``max_ttft_s`` while others' prefill is owed: the box's prefill time
         goes first to the sessions whose history it already holds, which would pay their whole
-        history again elsewhere."""
+        history again elsewhere. The ``first`` of its client's fixed prefix here is admitted on
+        an idle box even past ``max_ttft_s``: spilling it would leave the box cold for that
+        client for good (nothing else would ever teach it the prefix), and admitting it
+        makes every later session of the client a warm one."""
         prompt = self.estimate(size)
         uncached = max(1, prompt - cached)
         expected = self.expected_ttft(uncached, now)
@@ -159,7 +171,8 @@ class EndpointLoad:
         cold = not warm and may_spill and bool(self.owed)
         limit = self.max_ttft_s * COLD_SHARE if cold else self.max_ttft_s
         reason = None
-        if expected > limit and (self.owed or may_spill):
+        warms_the_box = first and not self.owed
+        if expected > limit and (self.owed or (may_spill and not warms_the_box)):
             # Past the limit on its own it is still the fallback's: here it would keep every
             # request after it waiting (FIFO prefill). Only one that must wait is admitted with
             # nothing ahead: waiting cannot make it sooner.

@@ -92,12 +92,12 @@ class Gates:
         if load is None:
             return None
         hints, k = self._hints(load), keys(call.dialect.api, call.body, call.facts.session)
-        cached, warm = hints.cached(k), hints.warm(k)
+        cached, warm, first = hints.cached(k), hints.warm(k), hints.first_of_its_kind(k)
         waited = 0
         try:
             while True:
                 now = time.monotonic()
-                admit = load.decide(size, now, may_spill=may_spill, cached=cached, warm=warm)
+                admit = load.decide(size, now, may_spill=may_spill, cached=cached, warm=warm, first=first)
                 if admit.verdict == ADMIT:
                     return Pass(load, load.admit(admit, now), size, k)
                 if await backend.reclaim_from_shadows():

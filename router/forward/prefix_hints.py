@@ -78,6 +78,12 @@ class PrefixHints:
             return True  # nothing to tell by: treated as any other request
         return self._trusted(self.conversations.get(k.conversation)) is not None
 
+    def first_of_its_kind(self, k: Keys | None) -> bool:
+        """Is nothing known here of this request's fixed prefix (no conversation of its client
+        ran here, or the hint lapsed)? Its prefill then warms the box for every later session
+        of its client."""
+        return k is not None and self._trusted(self.fixed.get(k.fixed)) is None
+
     def _trusted(self, seen: tuple[int, int] | None) -> tuple[int, int] | None:
         """``seen`` (tokens, written at), unless the endpoint has written enough since to
         have evicted it."""
