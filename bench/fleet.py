@@ -116,10 +116,10 @@ class Run:
         self.turns: list[Turn] = []
         self.client_prefix: dict[str, list[bytes]] = {}  # a client's first local prompt, as blocks
 
-    def next_turn(self, session: Session, number: int) -> tuple[Turn, str | None]:
-        """The turn's question: the team's rule (one in twelve to the cloud) or, with asks,
-        one in six a question the user types for the classifier to decide."""
-        if self.asks and session.rng.random() < 1 / 6:
+    def next_turn(self, session: Session, number: int, ask: bool) -> tuple[Turn, str | None]:
+        """The turn's question: one the user typed (``ask``: the classifier decides) or the
+        team's rule on a header, one turn in twelve to the cloud."""
+        if ask:
             return Turn(session.index, number, session.kind, "auto"), "auto"
         cloud = session.rng.random() < 1 / 12
         return Turn(session.index, number, session.kind, "cloud" if cloud else "local"), None
@@ -128,8 +128,9 @@ class Run:
         await asyncio.sleep(max(0.0, session.start / self.scale - (time.perf_counter() - T0[0])))
         env = f"<env>cwd=/srv/project-{session.index} session={session.index} {text(session.rng, 600)}</env>"
         add_turn(session, "user", session.user_turn(first=True))
+        ask = False
         for number in range(session.turns):
-            turn, model = self.next_turn(session, number)
+            turn, model = self.next_turn(session, number, ask)
             out_tokens = session.rng.randint(150, 700)
             payload = body(session, self.shared, env, out_tokens, model)
             blocks = as_the_box_sees(session, payload)
@@ -145,7 +146,8 @@ class Run:
             self.turns.append(turn)
             add_turn(session, "assistant", text(session.rng, out_tokens))  # the same bytes in every mode
             await asyncio.sleep(session.think() / self.scale)
-            ask = turn.asked == "auto"
+            # With asks, one turn in six is a question the user types instead of a tool result.
+            ask = self.asks and session.rng.random() < 1 / 6
             add_turn(session, "user", session.ask() if ask else session.user_turn(first=False))
 
 
