@@ -76,7 +76,7 @@ def cache_report(local: list[Turn], boxes: list[dict[str, Any]]) -> dict[str, An
 
 
 def flips(turns: list[Turn]) -> dict[str, Any]:
-    """Route changes between consecutive answered turns of a session, and what they cost:
+    """Moves between the box and the cloud by consecutive answered turns of a session, and their cost:
     a move into the cloud its prompt at the cloud's input price, a move back onto the box
     the prefill of what the box did not have cached (at the box's 700 tokens/s)."""
     by_session: dict[int, list[Turn]] = {}
@@ -86,8 +86,8 @@ def flips(turns: list[Turn]) -> dict[str, Any]:
     out = {"flips": 0, "to_cloud_usd": 0.0, "back_prefill_s": 0.0}
     for session in by_session.values():
         for before, turn in zip(session, session[1:], strict=False):
-            if before.route == turn.route:
-                continue
+            if (before.route == "local") == (turn.route == "local"):
+                continue  # one route: the switch-cost rule weighs changes of route, not of cloud backend
             out["flips"] += 1
             if turn.route == "local":
                 out["back_prefill_s"] += (turn.prompt - turn.cached) / BOX_PREFILL_TPS
