@@ -67,13 +67,25 @@ def main() -> None:
     boxes = [_Endpoint("http://spark-1:8888/v1"), _Endpoint("http://spark-2:8888/v1")]
     print(f"{'request':<24}{'session_of':>12}{'rendezvous':>12}{'decide':>10}{'ratio':>8}")
     for name, path, body, headers in cases():
-        dialect = BY_PATH["/v1" + path]
-        size = len(orjson.dumps(body))
-        session = session_of(dialect.api, body, headers) or ""
-        s = median_us(lambda: session_of(dialect.api, body, headers), args.iterations)
-        r = median_us(lambda: rendezvous(session, boxes), args.iterations)
-        d = median_us(lambda: policy.decide(body, headers, size, dialect), max(args.iterations // 5, 200))
+        s, r, d = measure(policy, BY_PATH["/v1" + path], body, headers, boxes, args.iterations)
         print(f"{name:<24}{s:>10.2f}us{r:>10.2f}us{d:>8.1f}us{(s + r) / d:>8.3f}")
+
+
+def measure(
+    policy: Policy,
+    dialect: Any,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    boxes: list[_Endpoint],
+    n: int,
+) -> tuple[float, float, float]:
+    """Median µs of finding the session, of ordering the boxes for it, and of deciding."""
+    size = len(orjson.dumps(body))
+    session = session_of(dialect.api, body, headers) or ""
+    s = median_us(lambda: session_of(dialect.api, body, headers), n)
+    r = median_us(lambda: rendezvous(session, boxes), n)
+    d = median_us(lambda: policy.decide(body, headers, size, dialect), max(n // 5, 200))
+    return s, r, d
 
 
 if __name__ == "__main__":

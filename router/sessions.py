@@ -163,6 +163,9 @@ class Seen(NamedTuple):
     backend: str
     endpoint: str  # the endpoint's URL
     tokens: int  # that turn's prompt and completion: the prefix its endpoint now holds
+    # The local endpoint of the session's last local turn: its box, which still holds the
+    # session's history after a turn that ran in the cloud (affinity sends it back there).
+    box: str | None = None
 
 
 class SessionStore(Protocol):

@@ -118,6 +118,26 @@ def test_a_session_moves_only_when_its_box_goes_down_and_stays_moved(boxes, clou
         server.stop()
 
 
+def test_a_turn_in_the_cloud_leaves_the_session_its_box(boxes, cloud_fake):
+    a, b = boxes
+    box = {"a": a, "b": b}
+    server = ProxyServer(two_box_config(a, b, cloud_fake))
+    try:
+        sessions = [str(uuid.uuid4()) for _ in range(6)]
+        homes = {s: served_by(box, server, s, 0) for s in sessions}
+        for session in sessions:  # one turn each in the cloud (the client's choice; its API: chat)...
+            hdrs = {"x-claude-code-session-id": session}
+            cloud = server.post(
+                "/v1/chat/completions", json={**turn(session, 1), "model": "cloud"}, headers=hdrs
+            )
+            assert cloud.status_code == 200 and cloud.headers["x-offload-route"] == "cloud"
+        # ...and back on the box that holds its history, whichever that is.
+        assert {s: served_by(box, server, s, 2) for s in sessions} == homes
+        assert 'offload_session_moves_total{backend="local"} 0.0' in server.get("/metrics").text
+    finally:
+        server.stop()
+
+
 def test_without_affinity_the_endpoint_with_fewest_in_flight_takes_it(boxes, cloud_fake):
     a, b = boxes
     config = two_box_config(a, b, cloud_fake)

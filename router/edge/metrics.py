@@ -172,6 +172,9 @@ class Metrics:
                             self.fallbacks.labels(backend.name, to.name, reason)
         for reason in all_texts(DECIDED, (rule.name for rule in pool.config.routing.rules)):
             self.decisions.labels(reason)
+        for backend in pool.backends.values():
+            if len(backend.endpoints) > 1:
+                self.session_moves.labels(backend.name)  # at zero: a box's first move shows in rate()
         arms = {s.arm for s in pool.config.routing.shadow_runs.intents.values()}
         for arm in arms:
             for outcome in SHADOW_OUTCOMES:

@@ -119,9 +119,12 @@ class ProxyState:
         if served is None or served.endpoint is None or session is None or outcome.status >= 400:
             return
         before = call.seen
-        if before is not None and before.backend == served.backend and before.endpoint != served.endpoint:
-            self.metrics.session_moves.labels(served.backend).inc()
-        seen = Seen(served.route, served.backend, served.endpoint, tokens)
+        box = before.box if before is not None else None
+        if served.route == "local":
+            if box is not None and box != served.endpoint:
+                self.metrics.session_moves.labels(served.backend).inc()
+            box = served.endpoint
+        seen = Seen(served.route, served.backend, served.endpoint, tokens, box)
         self.sessions.remember(call.facts.client, session, seen)
 
     async def _restore_response_ids(self) -> None:

@@ -156,7 +156,7 @@ class Forwarder:
         """The answer of one backend, or None to try the next. Its endpoint is the session's
         home or next by affinity; one whose admission refuses the request (``ttft``, ``kv``)
         passes it to the backend's next endpoint before the next backend."""
-        home = call.seen.endpoint if call.seen is not None else None
+        home = call.seen.box if call.seen is not None else None
         refused: frozenset[str] = frozenset()
         while True:
             try:

@@ -248,9 +248,10 @@ def _seen(value: Any) -> Seen | None:
         stored = orjson.loads(value) if isinstance(value, bytes) else None
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(stored, list) or len(stored) != 4:
+    if not isinstance(stored, list) or len(stored) != 5:
         return None
-    route, backend, endpoint, tokens = stored
-    if all(isinstance(v, str) for v in (route, backend, endpoint)) and isinstance(tokens, int):
-        return Seen(route, backend, endpoint, tokens)
+    route, backend, endpoint, tokens, box = stored
+    strings = all(isinstance(v, str) for v in (route, backend, endpoint))
+    if strings and isinstance(tokens, int) and (box is None or isinstance(box, str)):
+        return Seen(route, backend, endpoint, tokens, box)
     return None
