@@ -97,6 +97,27 @@ def session_of(
 
 # ------------------------------------------------------------ the stable prefix
 
+# Claude Code's first system block: `x-anthropic-billing-header: cc_version=…; cc_entrypoint=…;
+# cch=…;`, the cch part new on every request in the versions that send it. Anthropic reads it;
+# to vLLM it is text at the very front of the prompt, so every turn would miss the prefix
+# cache from its first block on (a 60K-token turn: ~85 s of prefill instead of ~1 s).
+_BILLING_HEADER = "x-anthropic-billing-header:"
+
+
+def without_billing_header(system: Any) -> Any:
+    """``system`` (a list of blocks, or a string) without Claude Code's billing header block
+    (or first line); the same object when it has none."""
+    if isinstance(system, list):
+        kept = [
+            b
+            for b in system
+            if not (isinstance(b, dict) and str(b.get("text", "")).lstrip().startswith(_BILLING_HEADER))
+        ]
+        return kept if len(kept) != len(system) else system
+    if isinstance(system, str) and system.lstrip().startswith(_BILLING_HEADER):
+        return system.lstrip().partition("\n")[2]
+    return system
+
 
 def text_head(value: Any, blocks: int = 1) -> str:
     """The start of a prompt part as text: a string, or the first ``blocks`` text blocks of
@@ -149,7 +170,9 @@ def prompt_parts(api: str, body: dict[str, Any]) -> tuple[str, Any]:
         return text_head(body.get("instructions")), first
     if api == "messages":
         turns = body.get("messages")
-        return text_head(body.get("system")), turns[0] if isinstance(turns, list) and turns else None
+        # Without Claude Code's billing header: its cch= is new on every request.
+        system = without_billing_header(body.get("system"))
+        return text_head(system), turns[0] if isinstance(turns, list) and turns else None
     return "", None
 
 

@@ -77,3 +77,18 @@ def test_a_clients_fixed_prefix_stays_trusted_while_its_sessions_keep_reading_it
     for turn in range(10):  # one session's turns write 100K tokens, twice what the hint trusts
         hints.remember(busy, prompt=30_000 + turn * 10_000, cached=20_000 + turn * 10_000)
     assert hints.cached(keys("messages", claude("add a test"))) == 16_000
+
+
+def test_claude_codes_billing_header_does_not_make_every_request_a_new_kind() -> None:
+    """Its cch= is new on every request: the fixed-prefix key is read without it."""
+    one, two = claude("fix the bug"), claude("write docs")
+    for body, cch in ((one, "a1b2c"), (two, "f9e8d")):
+        body["system"] = [
+            {"type": "text", "text": f"x-anthropic-billing-header: cc_version=2.1; cch={cch};"},
+            *body["system"],
+        ]
+    k1, k2 = keys("messages", one), keys("messages", two)
+    assert k1 is not None and k2 is not None and k1.fixed == k2.fixed
+    hints = PrefixHints(kv_tokens=100_000)
+    hints.remember(k1, prompt=20_000, cached=0)
+    assert not hints.first_of_its_kind(k2)  # the box has run this client

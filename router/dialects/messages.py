@@ -46,6 +46,7 @@ from router.dialects.base import (
 )
 from router.edge.intake import check_messages
 from router.errors import ANTHROPIC
+from router.sessions import without_billing_header
 
 if TYPE_CHECKING:
     from router.config import ServerConfig
@@ -218,26 +219,12 @@ def _for_vllm(out: dict[str, Any]) -> None:
     )
 
 
-# Claude Code's first system block: `x-anthropic-billing-header: cc_version=…; cc_entrypoint=…;
-# cch=…;`, the cch part new on every request in the versions that send it. Anthropic reads it;
-# to vLLM it is text at the very front of the prompt, so every turn would miss the prefix
-# cache from its first block on (a 60K-token turn: ~85 s of prefill instead of ~1 s).
-_BILLING_HEADER = "x-anthropic-billing-header:"
-
-
 def _strip_billing_header(out: dict[str, Any]) -> None:
-    """The billing header out of ``system`` (a list of blocks, or a string's first line)."""
+    """The billing header out of ``system``."""
     system = out.get("system")
-    if isinstance(system, list):
-        kept = [
-            b
-            for b in system
-            if not (isinstance(b, dict) and str(b.get("text", "")).lstrip().startswith(_BILLING_HEADER))
-        ]
-        if len(kept) != len(system):
-            out["system"] = kept
-    elif isinstance(system, str) and system.lstrip().startswith(_BILLING_HEADER):
-        out["system"] = system.lstrip().partition("\n")[2]
+    kept = without_billing_header(system)
+    if kept is not system:
+        out["system"] = kept
 
 
 def _for_anthropic(out: dict[str, Any]) -> None:

@@ -79,10 +79,10 @@ class PrefixHints:
         return self._trusted(self.conversations.get(k.conversation)) is not None
 
     def first_of_its_kind(self, k: Keys | None) -> bool:
-        """Is nothing known here of this request's fixed prefix (no conversation of its client
-        ran here, or the hint lapsed)? Its prefill then warms the box for every later session
-        of its client."""
-        return k is not None and self._trusted(self.fixed.get(k.fixed)) is None
+        """Has no conversation of this request's client ever run here? Its prefill then warms
+        the box for every later session of its client. (A hint that lapsed since does not
+        count: the box has run the client before and will again.)"""
+        return k is not None and k.fixed not in self.fixed
 
     def _trusted(self, seen: tuple[int, int] | None) -> tuple[int, int] | None:
         """``seen`` (tokens, written at), unless the endpoint has written enough since to
