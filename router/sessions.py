@@ -184,7 +184,6 @@ class Seen(NamedTuple):
 
     route: str  # "local" | "cloud"
     backend: str
-    endpoint: str  # the endpoint's URL
     tokens: int  # that turn's prompt and completion: the prefix its endpoint now holds
     # The local endpoint of the session's last local turn: its box, which still holds the
     # session's history after a turn that ran in the cloud (affinity sends it back there).

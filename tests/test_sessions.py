@@ -66,7 +66,7 @@ def test_ids_are_bounded_and_an_unknown_user_id_is_never_stored_as_sent() -> Non
 
 def test_where_a_session_ran_is_kept_per_client_key_and_bounded() -> None:
     sessions = Sessions(capacity=2)
-    seen = Seen("local", "local", "http://spark-1:8888/v1", 20_000, "http://spark-1:8888/v1")
+    seen = Seen("local", "local", 20_000, "http://spark-1:8888/v1")
     sessions.remember("agents", "s1", seen)
     assert sessions.last("agents", "s1") == seen and sessions.last("others", "s1") is None
     sessions.remember("agents", "s2", seen)

@@ -284,7 +284,7 @@ def test_shadow_mode_serves_one_backend_and_keeps_the_choice() -> None:
 
 
 def seen_on(route: str, tokens: int) -> Seen:
-    return Seen(route, route, f"http://{route}.test/v1", tokens)
+    return Seen(route, route, tokens, f"http://{route}.test/v1" if route == "local" else None)
 
 
 def test_a_session_that_would_change_route_moves_only_when_confident_enough() -> None:

@@ -124,7 +124,7 @@ class ProxyState:
             if box is not None and box != served.endpoint:
                 self.metrics.session_moves.labels(served.backend).inc()
             box = served.endpoint
-        seen = Seen(served.route, served.backend, served.endpoint, tokens, box)
+        seen = Seen(served.route, served.backend, tokens, box)
         self.sessions.remember(call.facts.client, session, seen)
 
     async def _restore_response_ids(self) -> None:

@@ -248,10 +248,10 @@ def _seen(value: Any) -> Seen | None:
         stored = orjson.loads(value) if isinstance(value, bytes) else None
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(stored, list) or len(stored) != 5:
+    if not isinstance(stored, list) or len(stored) != 4:
         return None
-    route, backend, endpoint, tokens, box = stored
-    strings = all(isinstance(v, str) for v in (route, backend, endpoint))
+    route, backend, tokens, box = stored
+    strings = isinstance(route, str) and isinstance(backend, str)
     if strings and isinstance(tokens, int) and (box is None or isinstance(box, str)):
-        return Seen(route, backend, endpoint, tokens, box)
+        return Seen(route, backend, tokens, box)
     return None
