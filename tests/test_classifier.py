@@ -153,7 +153,7 @@ def test_packaged_weights_are_the_recipe_and_never_saw_the_sealed_sets() -> None
     examples, weights = packaged_recipe()
     seen = {orjson.dumps(e.request) for e in examples}
     sealed = [e for p in sorted(SEALED.glob("*.jsonl")) for e in _load(p)]
-    assert len(sealed) >= 1220
+    assert len(sealed) >= 1840
     assert not any(orjson.dumps(e.request) in seen for e in sealed)
     packaged = IntentModel.load()
     meta = orjson.loads((ROOT / "classifier" / "weights" / "intent.json").read_bytes())["meta"]
