@@ -336,6 +336,13 @@ def test_problem_statements_and_code_lines_are_not_payload() -> None:
         ("跟代码无关，纯数学问题", "nocode"),
         ("코드랑 상관없는 질문인데요", "nocode"),
         ("Вопрос не про код: найди предел", "nocode"),
+        ("Give a counterexample to the claim that merge() is commutative.", "prove"),
+        ("Ich brauche den Beweis für die Invariante, oder ein Gegenbeispiel.", "prove"),
+        ("Quiero que me demuestres la cota, o un contraejemplo.", "prove"),
+        ("Une démonstration de la borne, s'il te plaît, ou un contre-exemple.", "prove"),
+        ("Приведи контрпример или докажи оценку.", "prove"),
+        ("这个结论对吗？给我一个反例。", "prove"),
+        ("이 성질이 성립하는지 반례를 찾아줘.", "prove"),
     ],
 )
 def test_redirections_are_features(text: str, flag: str) -> None:

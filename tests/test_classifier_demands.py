@@ -228,6 +228,21 @@ PROOFS = [
         "cloud",
     ),
     ("Add a doc comment to search() in skiplist.py describing its parameters and return value.", "local"),
+    # A proof or a counterexample, in other languages (f20): the ask demands one or the other.
+    (
+        "No toques el código todavía: quiero que me demuestres que merge() en crdt/gset.py es idempotente,"
+        " o que me des un contraejemplo.",
+        "cloud",
+    ),
+    (
+        "Bitte noch nichts ändern: ich brauche einen Beweis, dass evict() im LRU-Cache nie den zuletzt"
+        " benutzten Eintrag entfernt, oder ein Gegenbeispiel.",
+        "cloud",
+    ),
+    (
+        "queue.rs 의 pop() 이 항상 FIFO 순서를 지키는지 증명하거나 반례를 들어줘. 코드는 건드리지 말고.",
+        "cloud",
+    ),
 ]
 
 # Agent traffic in other languages: translation and proofreading are instruction work, a
