@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from classifier.redirects import demands
 from classifier.rows import around_data, is_data, without_rows
 
 # A text part (or string) that starts with one of these is wrapper, not ask: dropped whole.
@@ -332,8 +333,9 @@ def _split_text(text: str) -> tuple[str, str]:
       this:", "以下の文章を…："), introduces pasted material: what follows it is payload.
     - So does a list of items after an introduction that points at them.
     - A long text of several paragraphs: the first is the ask (with the last when that is a
-      short closing question or order), unless the first is long and the last short (the
-      question after a paste: "<log>\\n\\nwhy does this fail?").
+      short closing question or order, or with the last when that demands a judgement or a
+      proof: ``classifier.redirects.demands``), unless the first is long and the last short
+      (the question after a paste: "<log>\\n\\nwhy does this fail?").
     """
     colon = _COLON_LINE.search(text, 0, 400)
     if colon is not None:
@@ -362,6 +364,11 @@ def _split_text(text: str) -> tuple[str, str]:
             first, last = paragraphs[0], paragraphs[-1]
             if len(first) > 240 and len(last) <= 240:
                 return last.strip(), "\n\n".join(paragraphs[:-1])
+            if len(last) <= MAX_ASK and demands(last) and not is_data(last):
+                # The situation first, then what it demands (f21): "<the repository's ring
+                # buffer, the assessor>\n\nBitte beweise: (1) …" or "<the feature, its
+                # architecture>\n\nHazme el modelo de amenazas …".
+                return (first[:MAX_ASK] + "\n" + last).strip(), "\n\n".join(paragraphs[1:-1])
             if len(first) <= 400:
                 # A short closing question or order stays with the ask ("<paste>\n\nfix it").
                 if len(paragraphs) >= 3 and len(last) <= 160:

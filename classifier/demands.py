@@ -1,11 +1,14 @@
-"""Phrases that say an ask *demands* a judgement or a proof, whatever its wrapper implies.
+"""Phrases that say what an ask *demands*, whatever its wrapper implies.
 
-Since f19: a judgement ("should we", "what's the root cause", "is it worth it": ``judge``) or a
-proof or an exact derivation ("prove that", "derive the", "closed form", since f20 also a
-counterexample: ``prove``). A word list counts "cause" or "prove" wherever they sit; a phrase
-says the ask is asking for one, which is what a coding agent's session, a table to fill in or
-a pasted bill must not outweigh. ``classifier.redirects`` looks for them with the explicit
-redirections, as flags of the same kind (``redirect:judge``, ``redirect:prove``).
+Since f19: a judgement ("should we", "what's the root cause", "is it worth it": ``judge``; since
+f21 also a decision asked beside the steps that fetch its evidence, "whether to", "a
+recommendation") or a proof or an exact derivation ("prove that", "derive the", "closed form",
+since f20 also a counterexample: ``prove``); since f21, that it forbids any change of substance
+(``verbatim``: "don't change the meaning", "tal cual", "ничего не добавляй"), the mirror of a
+judgement. A word list counts "cause" or "prove" wherever they sit; a phrase says the ask is
+asking for one, which is what a coding agent's session, a table to fill in or a pasted bill must
+not outweigh. ``classifier.redirects`` looks for them with the explicit redirections, as flags
+of the same kind (``redirect:judge``, ``redirect:prove``, ``redirect:verbatim``).
 The phrases are lower-case, per language.
 """
 
@@ -50,8 +53,28 @@ DEMANDS: dict[str, tuple[str, ...]] = {
         "pros/cons",
         "trade-off",
         "threat model",
+        "bedrohungsmodell",
+        "modèle de menaces",
+        "modelo de amenazas",
+        "modelo de ameaças",
+        "модель угроз",
+        "威胁建模",
+        "威胁模型",
+        "脅威モデル",
+        "위협 모델",
         "rough estimate",
         "estimate how",
+        # f21: a decision asked for beside the steps that fetch its evidence ("pull the last
+        # 90 days of stats and tell me whether we should…", "… I need a recommendation").
+        "whether we should",
+        "whether to ",
+        "decide whether",
+        "a recommendation",
+        "how should we",
+        "which is better",
+        "is the better",
+        "give me the decision",
+        "your call",
         "sollen wir",
         "sollten wir",
         "lohnt sich",
@@ -232,5 +255,74 @@ DEMANDS: dict[str, tuple[str, ...]] = {
         "닫힌 형태",
         "닫힌 형식",
         "정확한 확률",
+    ),
+    # f21: the ask forbids any change of substance: a text to translate, proofread, cut or fill
+    # in exactly as given, nothing added. The mirror of a judgement: the work is the transformation
+    # however formal, long or full of figures the text is (a contract clause, a press release).
+    "verbatim": (
+        "don't change the meaning",
+        "don't change the content",
+        "do not change the content",
+        "do not change the meaning",
+        "keep the wording",
+        "keep the meaning",
+        "keep the tone",
+        "no new info",
+        "don't add anything",
+        "do not add anything",
+        "verbatim",
+        "word for word",
+        "only the typos",
+        "inhaltlich nichts",
+        "am inhalt nichts",
+        "nichts hinzufügen",
+        "nichts erfinden",
+        "wortgetreu",
+        "sans rien changer",
+        "sans rien ajouter",
+        "ne change pas le sens",
+        "sans changer le sens",
+        "ne rien inventer",
+        "sans inventer",
+        "mot pour mot",
+        "tal cual",
+        "sin inventar",
+        "sin cambiar el sentido",
+        "no cambies el contenido",
+        "no cambies el sentido",
+        "no añadas",
+        "palabra por palabra",
+        "mantém o tom",
+        "mantenha o tom",
+        "não mudes o sentido",
+        "não mude o sentido",
+        "sem mudar o sentido",
+        "sem acrescentar",
+        "não acrescente",
+        "palavra por palavra",
+        "ничего не добавляй",
+        "не меняя смысл",
+        "не меняй смысл",
+        "смысл не меняй",
+        "не придумывай",
+        "дословно",
+        "不要改内容",
+        "不要改动内容",
+        "内容不要改",
+        "不要添加",
+        "不要编造",
+        "保持原意",
+        "逐字",
+        "内容は変えず",
+        "内容を変えず",
+        "意味を変えず",
+        "付け加えない",
+        "原文のまま",
+        "내용은 바꾸지",
+        "내용을 바꾸지",
+        "의미를 바꾸지",
+        "추가하지 말",
+        "지어내지 말",
+        "원문 그대로",
     ),
 }

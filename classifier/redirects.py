@@ -287,6 +287,16 @@ def _redirect_index() -> dict[str, tuple[tuple[str, str], ...]]:
 
 REDIRECT_INDEX = _redirect_index()
 REDIRECT_ANCHORS = frozenset(REDIRECT_INDEX)
+# The demand phrases alone (judge, prove), for finding the paragraph of a message that holds its
+# ask (classifier.ask): a word's anchors, and the CJK ones, which are looked for as substrings.
+_JUDGEMENT = ("judge", "prove")
+_DEMAND_INDEX = {
+    a: tuple(pf for pf in found if pf[1] in _JUDGEMENT)
+    for a, found in REDIRECT_INDEX.items()
+    if any(flag in _JUDGEMENT for _, flag in found)
+}
+_DEMAND_CJK = tuple(a for a in _DEMAND_INDEX if _CJK.search(a))
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 def redirections(lower: str, words: set[str]) -> set[str]:
@@ -297,3 +307,14 @@ def redirections(lower: str, words: set[str]) -> set[str]:
         return set()
     lower = lower.replace("’", "'")
     return {flag for a in anchors for phrase, flag in REDIRECT_INDEX[a] if phrase in lower}
+
+
+def demands(text: str) -> bool:
+    """Whether ``text`` (a paragraph, any case) demands a judgement or a proof (the ``judge``
+    and ``prove`` phrases), looked for as :func:`redirections` does: only the phrases whose
+    anchor is present."""
+    lower = text.lower().replace("’", "'")
+    anchors = set(_WORD.findall(lower)) & _DEMAND_INDEX.keys()
+    if not lower.isascii():
+        anchors.update(a for a in _DEMAND_CJK if a in lower)
+    return any(phrase in lower for a in anchors for phrase, _ in _DEMAND_INDEX[a])

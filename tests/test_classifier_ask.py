@@ -314,6 +314,46 @@ def test_rows_of_pasted_data_are_payload_wherever_the_ask_sits() -> None:
     assert find_ask(rows).ask != ""
 
 
+def test_a_demand_after_the_situation_is_the_ask() -> None:
+    """A long message that sets out a situation and then, in a paragraph of its own, demands a
+    proof or a judgement (f21): the demand is part of the ask, in any language; a pasted text's
+    last paragraph that demands nothing stays payload."""
+    situation = (
+        "Our ring buffer in fw/src/ringbuf.c keeps uint16_t head and tail counters that wrap freely; the"
+        " capacity is 256 and the index is the counter masked by CAP-1. It feeds the telemetry frames"
+        " every 10 ms from the interrupt path, and the safety assessor has already read the code and"
+        " the tests, and wants more than three years without a fault in the field."
+    )
+    details = (
+        "The producer is the ISR and the consumer the main loop, on a Cortex-M4 where 16-bit loads and"
+        " stores are atomic; the barriers are the ones in the code, and nothing else touches the buffer."
+    )
+    for demand in (
+        "Prove that (head - tail) mod 2^16 stays within [0, CAP] at every instant, that the producer never"
+        " overwrites a slot the consumer has not read, and that the consumer never reads a slot that is not"
+        " completely written; say where the power of two is needed.",
+        "Bitte beweise, dass (head - tail) mod 2^16 zu jedem Zeitpunkt in [0, CAP] liegt, dass der Producer"
+        " nie einen ungelesenen Slot überschreibt und dass der Consumer nie einen halb geschriebenen Slot"
+        " liest, und sag, wo die Zweierpotenz gebraucht wird.",
+        "Fais-moi le modèle de menaces de ce composant avant la revue de sûreté : les acteurs, les actifs,"
+        " les menaces classées par vraisemblance et impact, et pour chacune le contrôle que tu proposes et"
+        " ce qu'il coûte en latence au chemin d'interruption du capteur.",
+    ):
+        found = find_ask(f"{situation}\n\n{details}\n\n{demand}")
+        assert demand in found.ask and situation[:40] in found.ask, demand
+        assert details in found.payload
+    release = (
+        "Bitte Korrektur lesen, geht morgen an die Presse.\n\nDie Sparkasse stellt ihr Filialnetz neu auf."
+        " Die Beratung bleibt vor Ort, zwölf Filialen werden zu Beratungscentern.\n\n"
+        + "Die Kundinnen und Kunden werden im Januar persönlich informiert. " * 8
+        + "\n\nÜber die Sparkasse: gegründet 1854, 38 Filialen und 900 Beschäftigte in der Region; sie"
+        " fördert jedes Jahr Vereine, Schulen und Kultur mit rund zwei Millionen Euro und ist der größte"
+        " Ausbildungsbetrieb im Landkreis, mit 60 Auszubildenden in diesem Jahr und einem eigenen Campus."
+    )
+    found = find_ask(release)
+    assert found.ask == "Bitte Korrektur lesen, geht morgen an die Presse." and "1854" in found.payload
+
+
 def test_problem_statements_and_code_lines_are_not_payload() -> None:
     """A puzzle's conditions after "Known:" are the task; "def f(x):" is not an introduction."""
     puzzle = (

@@ -1,4 +1,4 @@
-"""Round 6's kinds of routing error, each in the three APIs' bodies, decided as the proxy decides.
+"""Rounds 6 to 8's kinds of routing error, each in the three APIs' bodies, as the proxy decides.
 
 Every case is a whole request as a client sends it: a Chat Completions body of a coding agent
 (an agent's system prompt and its standing tool list), the recorded Codex request (OpenAI
@@ -9,7 +9,9 @@ dialect's view with the packaged config and weights, as ``POST /offload/route`` 
 The kinds (not the sentences of any evaluation set): what the ask demands decides, whatever
 the session it sits in, the shape of the answer it wants or the material pasted around it —
 a judgement, an estimate or a decision is cloud work, and so is a proof or a derivation asked
-inside a repository; formatting, editing and implementing stay local, in every language.
+inside a repository; formatting, editing and implementing stay local, in every language. Since
+round 8 (f21): a demand set out in its own paragraph after the situation, a decision asked beside
+the steps that fetch its evidence, and a transformation that forbids any change of substance.
 
 Run: .venv/bin/python -m pytest tests/test_classifier_demands.py -q
 """
@@ -354,6 +356,98 @@ BOOKING = [
 ]
 
 
+# The situation first, then in a paragraph of its own what it demands (f21): the demand is the
+# ask, in any language; the same situation closed by an order to implement stays local.
+_RING = (
+    "In fw/src/ringbuf.c head and tail are uint16_t counters that wrap freely, capacity 256, index ="
+    " counter & (CAP-1). It runs in the sensor hub's interrupt path and feeds the telemetry frames every"
+    " 10 ms; the safety assessor has read the code and the tests and wants more than 'it has run for three"
+    " years without a fault'."
+)
+_PAYMENTS = (
+    "Producto quiere lanzar en marzo «Pedir dinero» dentro de la app: el cliente elige un contacto, pone"
+    " importe y concepto, y al otro le llega una notificación push o un SMS con un enlace para pagar con"
+    " un toque. También quieren «pedir a varios» para dividir gastos entre hasta 20 personas y un enlace"
+    " que se pueda compartir por WhatsApp sin destinatario fijo."
+)
+DEMAND_LAST = [
+    (
+        _RING + "\n\nThe integration team owns the producer side and the firmware team the consumer side."
+        "\n\nProve that (head - tail) mod 2^16 stays in [0, CAP] at every instant and that the producer never"
+        " overwrites a slot the consumer has not read, and say exactly where the power of two is needed.",
+        "cloud",
+    ),
+    (
+        _RING + "\n\nThe fix was agreed in the review: compute the fill level once per interrupt and reject a"
+        " push when it equals CAP. Implement it in ringbuf.c, add a unit test for the full buffer and run"
+        " make test.",
+        "local",
+    ),
+    (
+        _PAYMENTS + "\n\nArquitectura: app nativa, backend en nuestro cloud, SMS por un agregador externo,"
+        " enlaces https://pagar.example.es/s/<token>, válidos 72 horas.\n\nHazme el modelo de amenazas:"
+        " actores, activos, amenazas priorizadas y, para cada una, el control que propones y si requiere SCA.",
+        "cloud",
+    ),
+    (
+        _PAYMENTS + "\n\nArquitectura: app nativa, backend en nuestro cloud, SMS por un agregador externo."
+        "\n\nEl diseño ya está aprobado: añade el endpoint POST /solicitudes con su validación, los tests y"
+        " la migración de la tabla, y pasa la suite.",
+        "local",
+    ),
+]
+
+# A decision asked beside the steps that fetch its evidence (f21): the steps are the means, the
+# decision is what the turn demands; the same fetch with an order to pass it on stays local.
+FETCH_THEN_DECIDE = [
+    (
+        "Pull the queue stats for the last 90 days from the support dashboard and tell me whether we"
+        " should put the two new agents on chat or on email. I need a recommendation for Monday.",
+        "cloud",
+    ),
+    (
+        "Read reports/2026-11/by_usage_type.csv and decide whether to buy a compute savings plan now or"
+        " wait for the Graviton move. Your call, no edits.",
+        "cloud",
+    ),
+    (
+        "Pull the queue stats for the last 90 days from the support dashboard and post the weekly totals"
+        " to the #support-leads channel.",
+        "local",
+    ),
+    (
+        "Read reports/2026-11/by_usage_type.csv and write its top ten rows to reports/2026-11/top10.csv.",
+        "local",
+    ),
+]
+
+# A transformation that forbids any change of substance (f21) stays local however formal, long or
+# full of figures its text is; the same text under a judgement goes to the cloud.
+_CLAUSE = (
+    "§ 9 Haftung. (1) Wir haften unbeschränkt für Vorsatz und grobe Fahrlässigkeit sowie nach dem"
+    " Produkthaftungsgesetz. (2) Bei leichter Fahrlässigkeit haften wir nur bei Verletzung einer"
+    " wesentlichen Vertragspflicht, begrenzt auf den vertragstypischen, vorhersehbaren Schaden, höchstens"
+    " jedoch 250.000 EUR je Schadensfall und 1.000.000 EUR je Vertragsjahr. (3) Die Verjährungsfrist für"
+    " Ansprüche nach Absatz 2 beträgt zwölf Monate ab Ablieferung. (4) Soweit unsere Haftung ausgeschlossen"
+    " oder beschränkt ist, gilt dies auch für die persönliche Haftung unserer Angestellten und Vertreter."
+)
+VERBATIM = [
+    (
+        "Bitte Korrektur lesen, geht morgen früh an die Lokalpresse. Inhaltlich nichts ändern, die Zahlen"
+        " sind vom Vorstand freigegeben.\n\n" + _CLAUSE,
+        "local",
+    ),
+    ("Bitte ins britische Englisch übersetzen, wortgetreu, nichts hinzufügen:\n\n" + _CLAUSE, "local"),
+    ("Traduce esta cláusula al español tal cual, sin inventar ni añadir nada:\n\n" + _CLAUSE, "local"),
+    ("Переведи этот пункт договора на русский, ничего не добавляй и не меняй смысл:\n\n" + _CLAUSE, "local"),
+    ("把下面这条合同条款翻译成中文，保持原意，不要添加任何内容：\n\n" + _CLAUSE, "local"),
+    (
+        "Ist diese Haftungsklausel gegenüber einem Mittelständler nach AGB-Recht wirksam, und was sollten"
+        " wir nachverhandeln? Deine Empfehlung bitte.\n\n" + _CLAUSE,
+        "cloud",
+    ),
+]
+
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("ask", BOOKING, ids=[f"booking-{i}" for i in range(len(BOOKING))])
 def test_a_routine_step_of_a_booking_loop_in_other_languages(api: str, ask: str) -> None:
@@ -406,3 +500,23 @@ def test_the_bodies_are_agent_shaped() -> None:
         assert decide(api, "prove that there are infinitely many primes", loop=True).reason == "tool_loop", (
             api
         )
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(DEMAND_LAST))
+def test_a_demand_after_the_situation_is_the_ask(api: str, ask: str, route: str, loop: bool) -> None:
+    _check(api, ask, route, loop)
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(FETCH_THEN_DECIDE))
+def test_a_decision_beside_the_steps_that_fetch_its_evidence(api: str, ask: str, route: str, loop: bool) -> None:
+    _check(api, ask, route, loop)
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(VERBATIM))
+def test_a_transformation_that_changes_nothing_of_substance_stays_local(
+    api: str, ask: str, route: str, loop: bool
+) -> None:
+    _check(api, ask, route, loop)
