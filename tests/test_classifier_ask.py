@@ -345,7 +345,8 @@ def test_a_demand_after_the_situation_is_the_ask() -> None:
     release = (
         "Bitte Korrektur lesen, geht morgen an die Presse.\n\nDie Sparkasse stellt ihr Filialnetz neu auf."
         " Die Beratung bleibt vor Ort, zwölf Filialen werden zu Beratungscentern.\n\n"
-        + "Die Kundinnen und Kunden werden im Januar persönlich informiert. " * 8
+        + "Die Kundinnen und Kunden werden im Januar persönlich informiert. "
+        * 8
         + "\n\nÜber die Sparkasse: gegründet 1854, 38 Filialen und 900 Beschäftigte in der Region; sie"
         " fördert jedes Jahr Vereine, Schulen und Kultur mit rund zwei Millionen Euro und ist der größte"
         " Ausbildungsbetrieb im Landkreis, mit 60 Auszubildenden in diesem Jahr und einem eigenen Campus."

@@ -448,6 +448,7 @@ VERBATIM = [
     ),
 ]
 
+
 @pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("ask", BOOKING, ids=[f"booking-{i}" for i in range(len(BOOKING))])
 def test_a_routine_step_of_a_booking_loop_in_other_languages(api: str, ask: str) -> None:
@@ -510,7 +511,9 @@ def test_a_demand_after_the_situation_is_the_ask(api: str, ask: str, route: str,
 
 @pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
 @pytest.mark.parametrize(("api", "ask", "route"), _cases(FETCH_THEN_DECIDE))
-def test_a_decision_beside_the_steps_that_fetch_its_evidence(api: str, ask: str, route: str, loop: bool) -> None:
+def test_a_decision_beside_the_steps_that_fetch_its_evidence(
+    api: str, ask: str, route: str, loop: bool
+) -> None:
     _check(api, ask, route, loop)
 
 
