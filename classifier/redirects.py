@@ -287,15 +287,11 @@ def _redirect_index() -> dict[str, tuple[tuple[str, str], ...]]:
 
 REDIRECT_INDEX = _redirect_index()
 REDIRECT_ANCHORS = frozenset(REDIRECT_INDEX)
-# The demand phrases alone (judge, prove), for finding the paragraph of a message that holds its
-# ask (classifier.ask): a word's anchors, and the CJK ones, which are looked for as substrings.
-_JUDGEMENT = ("judge", "prove")
-_DEMAND_INDEX = {
-    a: tuple(pf for pf in found if pf[1] in _JUDGEMENT)
-    for a, found in REDIRECT_INDEX.items()
-    if any(flag in _JUDGEMENT for _, flag in found)
-}
-_DEMAND_CJK = tuple(a for a in _DEMAND_INDEX if _CJK.search(a))
+# For finding the paragraph of a message that holds its ask (classifier.ask, before any
+# tokenising): the flags that demand a judgement or a proof, and the CJK anchors, which are
+# looked for as substrings (the features read CJK text as character bigrams).
+_JUDGEMENT = frozenset({"judge", "prove"})
+_CJK_ANCHORS = tuple(a for a in REDIRECT_INDEX if _CJK.search(a))
 _WORD = re.compile(r"[^\W\d_]+")
 
 
@@ -310,11 +306,10 @@ def redirections(lower: str, words: set[str]) -> set[str]:
 
 
 def demands(text: str) -> bool:
-    """Whether ``text`` (a paragraph, any case) demands a judgement or a proof (the ``judge``
-    and ``prove`` phrases), looked for as :func:`redirections` does: only the phrases whose
-    anchor is present."""
-    lower = text.lower().replace("’", "'")
-    anchors = set(_WORD.findall(lower)) & _DEMAND_INDEX.keys()
+    """Whether ``text`` (a paragraph, any case) demands a judgement or a proof: its
+    :func:`redirections` include ``judge`` or ``prove``."""
+    lower = text.lower()
+    words = set(_WORD.findall(lower))
     if not lower.isascii():
-        anchors.update(a for a in _DEMAND_CJK if a in lower)
-    return any(phrase in lower for a in anchors for phrase, _ in _DEMAND_INDEX[a])
+        words.update(a for a in _CJK_ANCHORS if a in lower)
+    return not _JUDGEMENT.isdisjoint(redirections(lower, words))
