@@ -70,7 +70,9 @@ _ANY_TAG = re.compile(
 # A Cline/Roo user turn that only carries a tool's result: "[read_file for 'x'] Result:" (the
 # quoted argument may itself hold quotes: "[execute_command for 'grep -E 'a|b' x'] Result:"), or
 # newer Cline's "<function_results>" block.
-_CLINE_RESULT = re.compile(r"\[[\w-]+(?: for '[^\n]{0,300}?')?\] Result:")
+# Roo's read_file adds a sentence inside the brackets: "[read_file for 'a.py'. Reading multiple
+# files at once is more efficient for the LLM. ...] Result:".
+_CLINE_RESULT = re.compile(r"\[[\w-]+(?: for '[^\n]{0,300}?'(?:\. [^\]\n]{0,300})?)?\] Result:")
 _FUNCTION_RESULTS = "<function_results>"
 # Cline and Roo put what the user typed mid-task inside these tags; the text around them is the
 # agent's own ("The user has provided feedback on the results. Consider their input ...",
@@ -206,6 +208,8 @@ _CODE_STARTS = ("def ", "class ", "if ", "for ", "while ", "elif ", "with ", "as
 # The first line of a list of items: "- x", "* x", "1. x", "1) x".
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+\S")
 MAX_ASK = 600  # an ask longer than this is mostly payload: keep its head as the ask
+# A paragraph that opens like markup or a log is pasted material, not an order.
+_MARKUP_STARTS = ("<", "[", "{", "Traceback", "```")
 
 
 class Ask(NamedTuple):
@@ -307,6 +311,12 @@ def points_at_material(intro: str) -> bool:
     return ("each " in lower or "every " in lower) and "each other" not in lower
 
 
+def asks(paragraph: str) -> bool:
+    """Whether a paragraph asks a question (in any of the languages: "?" or the full-width
+    "？")."""
+    return "?" in paragraph or "？" in paragraph
+
+
 def _closing_question(ask: str, rest: str) -> tuple[str, str]:
     """Move a short last paragraph of one line after pasted material back to the ask:
     "<paste>\\n\\nhow do I render it safely?" (a log's last lines have several lines). After
@@ -315,7 +325,9 @@ def _closing_question(ask: str, rest: str) -> tuple[str, str]:
     cut = rest.rstrip().rfind("\n\n")
     if cut > 0:
         last = rest[cut:].strip()
-        if "\n" not in last and (len(last) <= 200 or (len(last) <= MAX_ASK and is_data(rest[:cut]))):
+        if "\n" not in last and (
+            len(last) <= 200 or (len(last) <= MAX_ASK and (is_data(rest[:cut]) or asks(last)))
+        ):
             return ask + "\n" + last, rest[:cut]
     return ask, rest
 
@@ -332,10 +344,14 @@ def _split_text(text: str) -> tuple[str, str]:
     - A line ending with a colon early in the text, that points at material ("Summarise
       this:", "以下の文章を…："), introduces pasted material: what follows it is payload.
     - So does a list of items after an introduction that points at them.
-    - A long text of several paragraphs: the first is the ask (with the last when that is a
-      short closing question or order, or with the last when that demands a judgement or a
-      proof: ``classifier.redirects.demands``), unless the first is long and the last short
-      (the question after a paste: "<log>\\n\\nwhy does this fail?").
+    - A long text of several paragraphs: the first is the ask, with the last when that is a
+      short closing question or order, or when it demands a judgement or a proof
+      (``classifier.redirects.demands``) or asks a question (f22: "<figures, options>\n\nwhich
+      is best for me?"). When the first is long and the last short, the last is the ask if it
+      asks or follows pasted data or markup ("<log>\n\nwhy does this fail?"); otherwise the
+      first's head is the ask with it (f22: "Write her speech … <facts>\n\nShe is direct and
+      warm.", a letter to proofread ending in its signature).
+    - A closing line that asks, after pasted material, joins the ask (f22).
     """
     colon = _COLON_LINE.search(text, 0, 400)
     if colon is not None:
@@ -363,11 +379,16 @@ def _split_text(text: str) -> tuple[str, str]:
         if len(paragraphs) >= 2:
             first, last = paragraphs[0], paragraphs[-1]
             if len(first) > 240 and len(last) <= 240:
-                return last.strip(), "\n\n".join(paragraphs[:-1])
-            if len(last) <= MAX_ASK and demands(last) and not is_data(last):
-                # The situation first, then what it demands (f21): "<the repository's ring
-                # buffer, the assessor>\n\nBitte beweise: (1) …" or "<the feature, its
-                # architecture>\n\nHazme el modelo de amenazas …".
+                if asks(last) or is_data(first) or first.lstrip().startswith(_MARKUP_STARTS):
+                    # The question after a paste: "<log>\n\nwhy does this fail?"
+                    return last.strip(), "\n\n".join(paragraphs[:-1])
+                # A long opening order and a short closing line that does not ask (the voice
+                # of a speech, a letter's signature) (f22): the order's head is the ask too.
+                return (first[:240] + "\n" + last).strip(), "\n\n".join(paragraphs[:-1])
+            if len(last) <= MAX_ASK and (demands(last) or asks(last)) and not is_data(last):
+                # The situation first, then what it demands (f21) or asks (f22): "<the
+                # repository's ring buffer, the assessor>\n\nBitte beweise: (1) …", "<the
+                # figures, the options>\n\nQuelle est la meilleure option pour moi ?".
                 return (first[:MAX_ASK] + "\n" + last).strip(), "\n\n".join(paragraphs[1:-1])
             if len(first) <= 400:
                 # A short closing question or order stays with the ask ("<paste>\n\nfix it").

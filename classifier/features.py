@@ -37,7 +37,7 @@ from classifier.shape import identifiers, payload_size, shape
 from classifier.view import RequestView, view, window
 
 # Bump when anything below changes the feature space; weights record it and the loader checks it.
-FEATURE_VERSION = "f21"
+FEATURE_VERSION = "f22"
 
 PAYLOAD_CJK = 48  # of each end of the payload window, for CJK character bigrams
 CJK_HEAD = 192  # of the user window, for character bigrams

@@ -138,8 +138,6 @@ _TOOL_STOP = word_set(
 # Codex's exec_command and apply_patch, Cline's execute_command and replace_in_file, OpenHands'
 # execute_bash and str_replace_editor, Continue's run_terminal_command, Roo's apply_diff.
 _WORKBENCH = word_set("bash shell command terminal patch edit editor exec diff ipython")
-_TOOL_CACHE: dict[tuple[str, str], tuple[frozenset[str], bool]] = {}
-_TOOL_CACHE_MAX = 4096
 
 
 class _Tools(NamedTuple):
@@ -150,24 +148,30 @@ class _Tools(NamedTuple):
 
 
 _NO_TOOLS = _Tools(False, _NO_WORDS, 0, False)
+_TOOL_CACHE: dict[tuple[Any, ...], _Tools] = {}
+_TOOL_CACHE_MAX = 1024
 
 
 def _one_tool(name: str, description: str) -> tuple[frozenset[str], bool]:
     """The words naming what one tool does, and whether it is a workbench tool (its name says it
     runs commands or edits files)."""
-    # Agents send the same tool list with every request: cache per (name, description).
-    key = (name[:100], description[:200])
-    found = _TOOL_CACHE.get(key)
-    if found is None:
-        named = key[0].lower().replace("_", " ")
-        words = frozenset(
-            w for w in _TOKEN.findall(named + " " + key[1].lower().replace("_", " ")) if len(w) > 2
-        )
-        found = (words - _TOOL_STOP, not _WORKBENCH.isdisjoint(_TOKEN.findall(named)))
-        if len(_TOOL_CACHE) >= _TOOL_CACHE_MAX:
-            _TOOL_CACHE.clear()
-        _TOOL_CACHE[key] = found
-    return found
+    named = name.lower().replace("_", " ")
+    words = frozenset(
+        w for w in _TOKEN.findall(named + " " + description.lower().replace("_", " ")) if len(w) > 2
+    )
+    return words - _TOOL_STOP, not _WORKBENCH.isdisjoint(_TOKEN.findall(named))
+
+
+def _tool_key(tool: Any) -> tuple[str, str]:
+    """What of one offered tool the classifier reads: its name and the start of its description
+    (a chat ``function`` wrapper or a flat Responses/Messages tool)."""
+    if not isinstance(tool, dict):
+        return ("", "")
+    fn = tool.get("function")
+    if not isinstance(fn, dict):
+        fn = tool
+    name, desc = fn.get("name"), fn.get("description")
+    return (name[:100] if isinstance(name, str) else "", desc[:200] if isinstance(desc, str) else "")
 
 
 def _offered_tools(request: dict[str, Any]) -> _Tools:
@@ -176,19 +180,23 @@ def _offered_tools(request: dict[str, Any]) -> _Tools:
     offered = request.get("tools") or request.get("functions")
     if not isinstance(offered, list) or not offered:
         return _NO_TOOLS
-    words: set[str] = set()
-    workbench = False
-    for tool in offered[:MAX_TOOLS]:
-        if not isinstance(tool, dict):
-            continue
-        fn = tool.get("function")
-        if not isinstance(fn, dict):
-            fn = tool
-        name, desc = fn.get("name"), fn.get("description")
-        more, bench = _one_tool(name if isinstance(name, str) else "", desc if isinstance(desc, str) else "")
-        words |= more
-        workbench = workbench or bench
-    return _Tools(True, frozenset(words), len(offered), workbench)
+    # An agent sends the same tool list with every request: the words of each distinct list
+    # (by the part of each tool read here) are gathered once. Keying on the whole list, not on
+    # each tool, skips the set unions too, which were most of this function's time.
+    key = (len(offered), *map(_tool_key, offered[:MAX_TOOLS]))
+    found = _TOOL_CACHE.get(key)
+    if found is None:
+        words: set[str] = set()
+        workbench = False
+        for name, desc in key[1:]:
+            more, bench = _one_tool(name, desc)
+            words |= more
+            workbench = workbench or bench
+        found = _Tools(True, frozenset(words), len(offered), workbench)
+        if len(_TOOL_CACHE) >= _TOOL_CACHE_MAX:
+            _TOOL_CACHE.clear()
+        _TOOL_CACHE[key] = found
+    return found
 
 
 # --------------------------------------------------------------------------- the ask

@@ -271,6 +271,41 @@ def test_long_tool_lists_are_told_apart_from_a_tasks_tools() -> None:
     assert "tools" in extract({"messages": ask, "tools": booking}).struct
 
 
+def test_a_tool_list_is_read_by_what_it_says_not_by_a_cached_one() -> None:
+    """The words of an offered tool list are gathered once per distinct list (agents resend the
+    same list every turn), but a list that differs in a name, a description or its length reads
+    as itself: a cached list never answers for another."""
+    from classifier.view import view
+
+    ask = [{"role": "user", "content": "book me the 3pm slot"}]
+
+    def tools(*pairs: tuple[str, str]) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": n, "description": d}} for n, d in pairs]
+
+    booking = tools(("create_booking", "Reserve a table"), ("cancel_booking", "Cancel a reservation"))
+    first = view({"messages": ask, "tools": booking})
+    again = view({"messages": ask, "tools": orjson.loads(orjson.dumps(booking))})  # new objects
+    assert first.tool_words == again.tool_words and {"reserve", "table"} <= first.tool_words
+    other = view(
+        {
+            "messages": ask,
+            "tools": tools(
+                ("create_booking", "Reserve a hotel room"), ("cancel_booking", "Cancel a reservation")
+            ),
+        }
+    )
+    assert "hotel" in other.tool_words and "table" not in other.tool_words
+    shell = view({"messages": ask, "tools": [*booking, *tools(("exec_command", "Run a shell command"))]})
+    assert shell.workbench and not first.workbench and shell.n_tools == 3 and first.n_tools == 2
+    flat = view(
+        {
+            "messages": ask,
+            "tools": [{"type": "function", "name": "create_booking", "description": "Reserve a table"}],
+        }
+    )
+    assert {"reserve", "table"} <= flat.tool_words  # a Responses-style flat tool
+
+
 def test_completions_body_and_content_parts(model: IntentModel) -> None:
     assert model.predict({"prompt": "def quicksort(xs):\n    # sort the list in place\n"}).intent == "coding"
     parts = {

@@ -113,6 +113,9 @@ def test_cline_tool_output_in_parts_of_its_own_is_not_the_ask() -> None:
     for header in (
         "[read_file for 'notes.txt'] Result:",
         "[execute_command for 'grep -E 'a|b' x.log'] Result:",
+        # Roo's read_file, with its own sentence inside the brackets
+        "[read_file for 'notes.txt'. Reading multiple files at once is more efficient for the LLM. If other"
+        " files are relevant to your current task, please read them simultaneously.] Result:",
     ):
         result = {
             "role": "user",
@@ -353,6 +356,51 @@ def test_a_demand_after_the_situation_is_the_ask() -> None:
     )
     found = find_ask(release)
     assert found.ask == "Bitte Korrektur lesen, geht morgen an die Presse." and "1854" in found.payload
+
+
+def test_a_closing_question_joins_the_ask_and_a_closing_line_that_asks_nothing_does_not_replace_it() -> None:
+    """f22: after the situation, a last paragraph that asks a question is part of the ask (in any
+    language, "?" or "？"); a long opening order keeps its place when the closing line asks
+    nothing (a speech's voice, a letter's signature); the question after a paste still is the ask."""
+    facts = "Wir haben 14 Build-Runner, 9.300 EUR im Monat, Wartezeit bis 11 Minuten. " * 8
+    question = (
+        "Lohnt sich der Umstieg auf größere Instanzen für uns, wenn man die Wartezeit der Entwickler"
+        " gegen die Kosten rechnet und die Preise von nächstem Jahr schon einbezieht?"
+    )
+    assert len(question) > 160
+    found = find_ask(f"Kurz zur Lage.\n\n{facts}\n\n{question}")
+    assert found.ask.startswith("Kurz zur Lage.") and question in found.ask and facts not in found.ask
+    japanese = (
+        "状況は以上です。この構成で本当に年末のピークに足りますか？理由も、費用の見込みも、来年の単価も含めて教えてください。"
+        * 3
+    )
+    assert len(japanese) > 160
+    assert "足りますか" in find_ask(f"状況を共有します。\n\n{facts}\n\n{japanese}").ask
+    order = (
+        "Write the speech our head brewer Tomás gives at the brewery's 40th anniversary on Saturday in"
+        " the old malting hall, in front of 300 staff, their families and the mayor, about six minutes"
+        " long, opening with the first brew in a borrowed garage in 1986 and closing on the apprentices."
+    )
+    history = (
+        "Twelve people then and 140 now, the flood of 2003 took the cellar, gold for the lager in 2019. " * 3
+    )
+    found = find_ask(f"{order}\n\n{history}\n\nHe is shy and dry, no jokes at anyone's expense.")
+    assert found.ask.startswith("Write the speech") and "He is shy and dry" in found.ask
+    order = (
+        "Proofread this letter before it goes out: spelling and punctuation only, keep every sentence"
+        " as it is, and return the corrected text followed by the list of what you changed, one line"
+        " per change with the reason, so the office can check it quickly before printing."
+    )
+    letter = "Dear tenants, the heating will be of from 8 to 12 December while the boiler are replaced. " * 3
+    found = find_ask(f"{order}\n\n{letter}\n\nThe caretaker team")
+    assert found.ask.startswith("Proofread this letter") and "The caretaker team" in found.ask
+    log = "\n".join(
+        f"2026-12-02T10:{m:02d}:00Z worker-3 ERROR lease lost, retrying in {m}s" for m in range(12)
+    )
+    found = find_ask(f"{log}\n\nwhy does this keep happening?")
+    assert found.ask == "why does this keep happening?"
+    prose = "The boiler replacement starts on the 8th and the heaters arrive on the 7th for every flat. " * 8
+    assert find_ask(f"{prose}\n\nwhy is the date wrong?").ask == "why is the date wrong?"
 
 
 def test_problem_statements_and_code_lines_are_not_payload() -> None:

@@ -397,6 +397,61 @@ DEMAND_LAST = [
     ),
 ]
 
+# A closing paragraph that asks a question after the situation and its figures is the ask (f22),
+# in any language, with or without the words of a judgement; the same situation closed by a
+# question that asks for a routine change stays local.
+_RUNNERS = (
+    "We run 14 self-hosted CI runners on c6i.2xlarge in eu-central-1, about 9,300 USD a month with"
+    " the EBS volumes. Median queue time is 40 s but at 10:00 and 14:00 it reaches 11 minutes, when"
+    " the two monorepos merge their release branches, and the Android build takes 38 minutes on them."
+)
+_CLINIC = (
+    "A clínica tem 3 unidades e 41 profissionais; a agenda online recebe uns 2.300 agendamentos por"
+    " semana, metade deles na segunda de manhã entre 7h e 10h. Hoje o sistema roda num único Postgres"
+    " db.m6g.large e o pico trava a tela de confirmação por até 20 segundos."
+)
+QUESTION_LAST = [
+    (
+        _RUNNERS + "\n\nOptions on the table: move to c6i.4xlarge for the same count, add four more"
+        " c6i.2xlarge, or put the Android job on a dedicated m7i.8xlarge pool.\n\nGiven the bill and the"
+        " queue, which of the three do we go for, and what happens to the monthly cost?",
+        "cloud",
+    ),
+    (
+        _RUNNERS + "\n\nThe team already agreed on four more c6i.2xlarge.\n\nCan you add them to"
+        " terraform/runners.tf with the same labels and open the PR?",
+        "local",
+    ),
+    (
+        _CLINIC + "\n\nAs opções: réplica de leitura para a agenda, fila para as confirmações, ou subir"
+        " para db.m6g.2xlarge.\n\nQual das três aguenta melhor a segunda de manhã sem estourar o"
+        " orçamento de 1.500 reais por mês, e por quê?",
+        "cloud",
+    ),
+]
+
+# A long opening order followed by its facts and a short closing line that asks nothing (f22): the
+# order is the ask, not the closing line (the voice of a speech, a letter's signature).
+ORDER_FIRST = [
+    (
+        "Write the speech our head brewer Tomás gives at the brewery's 40th anniversary on Saturday, in"
+        " the old malting hall, in front of 300 staff, their families and the mayor: about six minutes,"
+        " opening with the first brew in a borrowed garage in 1986 and closing on the apprentices who start"
+        " in January.\n\nFacts to weave in: 12 people then, 140 now; the flood of 2003 that took the cellar;"
+        " the gold medal for the dark lager in 2019; the new solar roof.\n\nHe is shy and dry, no jokes at"
+        " anyone's expense.",
+        "cloud",
+    ),
+    (
+        "Proofread this letter to our tenants before it goes out on Monday: spelling, punctuation and"
+        " grammar only, keep every sentence and figure as it is, and return the corrected text followed"
+        " by a list of what you changed.\n\nDear tenants, the heating in blocks C and D will be of from"
+        " 8 to 12 December while the boiler are replaced. Temporary heaters will be delivered to every flat"
+        " on the 7th, and the laundry room stays open as usual.\n\nWith kind regards, the caretaker team",
+        "local",
+    ),
+]
+
 # A decision asked beside the steps that fetch its evidence (f21): the steps are the means, the
 # decision is what the turn demands; the same fetch with an order to pass it on stays local.
 FETCH_THEN_DECIDE = [
@@ -520,6 +575,31 @@ def test_a_decision_beside_the_steps_that_fetch_its_evidence(
 @pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
 @pytest.mark.parametrize(("api", "ask", "route"), _cases(VERBATIM))
 def test_a_transformation_that_changes_nothing_of_substance_stays_local(
+    api: str, ask: str, route: str, loop: bool
+) -> None:
+    _check(api, ask, route, loop)
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
+@pytest.mark.parametrize(
+    ("api", "ask", "route"),
+    [
+        # A known miss of round 9's weights (low confidence, 0.38): the routine change asked after
+        # the runners' figures goes to the cloud in the chat agent's body. strict: when a round
+        # fixes it, this fails until the mark goes.
+        pytest.param(*c.values, id=c.id, marks=pytest.mark.xfail(strict=True, reason="known miss"))
+        if c.id == "chat-1"
+        else c
+        for c in _cases(QUESTION_LAST)
+    ],
+)
+def test_a_question_after_the_situation_is_the_ask(api: str, ask: str, route: str, loop: bool) -> None:
+    _check(api, ask, route, loop)
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["first turn", "mid tool loop"])
+@pytest.mark.parametrize(("api", "ask", "route"), _cases(ORDER_FIRST))
+def test_a_long_order_first_is_the_ask_not_its_closing_line(
     api: str, ask: str, route: str, loop: bool
 ) -> None:
     _check(api, ask, route, loop)

@@ -135,8 +135,17 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content[:SYSTEM_WINDOW]
     if isinstance(content, list):
-        texts = (p.get("text") for p in content if isinstance(p, dict))
-        return "".join(t for t in texts if isinstance(t, str))[:SYSTEM_WINDOW]
+        # Join only up to the window: Claude Code's system blocks are ~30 KB of text.
+        texts: list[str] = []
+        size = 0
+        for part in content:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str):
+                texts.append(text)
+                size += len(text)
+                if size >= SYSTEM_WINDOW:
+                    break
+        return "".join(texts)[:SYSTEM_WINDOW]
     return ""
 
 
