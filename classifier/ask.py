@@ -346,10 +346,10 @@ def _split_text(text: str) -> tuple[str, str]:
     - So does a list of items after an introduction that points at them.
     - A long text of several paragraphs: the first is the ask, with the last when that is a
       short closing question or order, or when it demands a judgement or a proof
-      (``classifier.redirects.demands``) or asks a question (f22: "<figures, options>\n\nwhich
+      (``classifier.redirects.demands``) or asks a question (f22: "<figures, options>\\n\\nwhich
       is best for me?"). When the first is long and the last short, the last is the ask if it
-      asks or follows pasted data or markup ("<log>\n\nwhy does this fail?"); otherwise the
-      first's head is the ask with it (f22: "Write her speech … <facts>\n\nShe is direct and
+      asks or follows pasted data or markup ("<log>\\n\\nwhy does this fail?"); otherwise the
+      first's head is the ask with it (f22: "Write her speech … <facts>\\n\\nShe is direct and
       warm.", a letter to proofread ending in its signature).
     - A closing line that asks, after pasted material, joins the ask (f22).
     """

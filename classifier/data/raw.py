@@ -42,6 +42,7 @@ def api_of(raw: dict[str, Any]) -> str:
 
     path = raw.get("path")
     if isinstance(path, str):
+        path = path.partition("?")[0]  # Claude Code posts to /v1/messages?beta=true
         dialect = BY_PATH.get(path if path.startswith("/v1/") else "/v1" + path)
         if dialect is not None:
             return dialect.api
