@@ -148,7 +148,7 @@ class _Tools(NamedTuple):
 
 
 _NO_TOOLS = _Tools(False, _NO_WORDS, 0, False)
-_TOOL_CACHE: dict[tuple[Any, ...], _Tools] = {}
+_TOOL_CACHE: dict[tuple[int, tuple[tuple[str, str], ...]], _Tools] = {}
 _TOOL_CACHE_MAX = 1024
 
 
@@ -183,12 +183,13 @@ def _offered_tools(request: dict[str, Any]) -> _Tools:
     # An agent sends the same tool list with every request: the words of each distinct list
     # (by the part of each tool read here) are gathered once. Keying on the whole list, not on
     # each tool, skips the set unions too, which were most of this function's time.
-    key = (len(offered), *map(_tool_key, offered[:MAX_TOOLS]))
+    read = tuple(map(_tool_key, offered[:MAX_TOOLS]))
+    key = (len(offered), read)
     found = _TOOL_CACHE.get(key)
     if found is None:
         words: set[str] = set()
         workbench = False
-        for name, desc in key[1:]:
+        for name, desc in read:
             more, bench = _one_tool(name, desc)
             words |= more
             workbench = workbench or bench
