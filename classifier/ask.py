@@ -209,7 +209,7 @@ _CODE_STARTS = ("def ", "class ", "if ", "for ", "while ", "elif ", "with ", "as
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+\S")
 MAX_ASK = 600  # an ask longer than this is mostly payload: keep its head as the ask
 # A paragraph that opens like markup or a log is pasted material, not an order.
-_MARKUP_STARTS = ("<", "[", "{", "Traceback", "```")
+_MARKUP_STARTS = ("<", "[", "{", "Traceback")
 
 
 class Ask(NamedTuple):

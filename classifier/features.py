@@ -31,6 +31,7 @@ from itertools import chain
 from operator import add, itemgetter
 from typing import Any
 
+from classifier.ask import asks
 from classifier.lexicon import LEXICONS, word_set
 from classifier.redirects import REDIRECTS, redirections
 from classifier.shape import identifiers, payload_size, shape
@@ -320,7 +321,7 @@ def extract(request: Any) -> Features:
     hits = _ask_lexicons(uni, struct)
     _ask_head(norm, hits, struct)
     _ask_demands(hits, v.standing_tools, struct)
-    if "?" in v.user or "？" in v.user:
+    if asks(v.user):
         _question(v, "form" in hits, struct)
     struct.extend(identifiers(v.user))
     if v.kind:

@@ -14,12 +14,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from classifier.data.raw import api_of, convert_line, read_raw
+from classifier.data.raw import api_of, convert_line, dialect_of, read_raw
 from classifier.model import IntentModel
 from classifier.train import HANDWRITTEN_DIR, SEALED_DIR, load_jsonl
 from router.config import load_config
 from router.decide.policy import Policy
-from router.dialects import BY_PATH, CHAT
+from router.dialects import CHAT
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW_SETS = sorted([*HANDWRITTEN_DIR.glob("raw/*.jsonl"), *SEALED_DIR.glob("raw/*.jsonl")])
@@ -64,7 +64,7 @@ def test_the_proxy_decides_each_raw_body_as_the_evaluation_does(raw_path: Path) 
         body = raw["body"]
         api = api_of(raw)
         apis[api] += 1
-        dialect = BY_PATH[raw["path"].partition("?")[0]]  # Claude Code posts to /v1/messages?beta=true
+        dialect = dialect_of(api)
         real = _policy().decide(body, None, len(orjson.dumps(body)), dialect)
         view = examples[raw["id"]].request
         evaluated = _policy().decide(view, None, len(orjson.dumps(body)), CHAT)

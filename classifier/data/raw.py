@@ -20,9 +20,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from router.dialects import Dialect
 
 # Labels copied from a raw line; ``api`` is the API the body was written for.
 LABELS = ("intent", "language", "format", "kind", "multi_turn", "source")
@@ -53,12 +56,16 @@ def api_of(raw: dict[str, Any]) -> str:
     raise ValueError(f"no known API in path {path!r} or api {raw.get('api')!r}")
 
 
-def request_view(api: str, body: dict[str, Any]) -> dict[str, Any]:
-    """What the classifier is handed for ``body``: its dialect's decision view."""
+def dialect_of(api: str) -> Dialect:
+    """The dialect of an API named by :func:`api_of`."""
     from router.dialects import CHAT, COMPLETIONS, MESSAGES, RESPONSES
 
-    dialect = {"chat": CHAT, "completions": COMPLETIONS, "responses": RESPONSES, "messages": MESSAGES}[api]
-    return dialect.view(body)
+    return {"chat": CHAT, "completions": COMPLETIONS, "responses": RESPONSES, "messages": MESSAGES}[api]
+
+
+def request_view(api: str, body: dict[str, Any]) -> dict[str, Any]:
+    """What the classifier is handed for ``body``: its dialect's decision view."""
+    return dialect_of(api).view(body)
 
 
 def convert_line(raw: dict[str, Any], line_id: str) -> dict[str, Any]:
